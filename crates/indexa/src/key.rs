@@ -1,0 +1,230 @@
+//! Keys and their order.
+//!
+//! Source: <https://www.w3.org/TR/IndexedDB-3/#key-construct> and seed 003 ("Claves e índices").
+
+use std::cmp::Ordering;
+
+use crate::error::{Error, Result};
+use crate::utf16::Utf16String;
+
+/// A valid IndexedDB key.
+///
+/// Invariants (upheld by the constructors [`Key::number`] and [`Key::date`], by
+/// [`crate::decode_key`] and by key conversion from values; code that builds variants directly
+/// must uphold them too): `Number` and `Date` never hold NaN, and `Number` never holds `-0.0`
+/// (it is normalised to `+0.0`).
+///
+/// `Ord` is the spec's "compare two keys": number < date < string < binary < array; numbers
+/// and dates by value, strings by UTF-16 code unit, binaries bytewise, arrays element-wise and
+/// then by length.
+#[derive(Debug, Clone)]
+pub enum Key {
+    /// A number key (ECMAScript Number): any `f64` except NaN, including ±Infinity.
+    Number(f64),
+    /// A date key: milliseconds since the Unix epoch (a Date's time value), never NaN.
+    Date(f64),
+    /// A string key: UTF-16 code units.
+    String(Utf16String),
+    /// A binary key (from an ArrayBuffer or a view of one): the bytes.
+    Binary(Vec<u8>),
+    /// An array key: the member keys, in order.
+    Array(Vec<Key>),
+}
+
+impl Key {
+    /// A number key; `-0.0` becomes `+0.0`.
+    ///
+    /// # Errors
+    /// [`Error::Data`] if `n` is NaN.
+    pub fn number(n: f64) -> Result<Key> {
+        if n.is_nan() {
+            return Err(Error::Data("NaN is not a valid key".into()));
+        }
+        Ok(Key::Number(if n == 0.0 { 0.0 } else { n }))
+    }
+
+    /// A date key from milliseconds since the Unix epoch; `-0.0` becomes `+0.0`.
+    ///
+    /// # Errors
+    /// [`Error::Data`] if `ms` is NaN (an invalid Date).
+    pub fn date(ms: f64) -> Result<Key> {
+        if ms.is_nan() {
+            return Err(Error::Data("an invalid Date is not a valid key".into()));
+        }
+        Ok(Key::Date(if ms == 0.0 { 0.0 } else { ms }))
+    }
+
+    /// A string key from Rust text.
+    pub fn string(s: &str) -> Key {
+        Key::String(Utf16String::from(s))
+    }
+
+    /// The key's type name as the spec writes it: `number`, `date`, `string`, `binary`, `array`.
+    pub fn type_name(&self) -> &'static str {
+        match self {
+            Key::Number(_) => "number",
+            Key::Date(_) => "date",
+            Key::String(_) => "string",
+            Key::Binary(_) => "binary",
+            Key::Array(_) => "array",
+        }
+    }
+
+    fn type_rank(&self) -> u8 {
+        match self {
+            Key::Number(_) => 0,
+            Key::Date(_) => 1,
+            Key::String(_) => 2,
+            Key::Binary(_) => 3,
+            Key::Array(_) => 4,
+        }
+    }
+}
+
+/// Compares two keys: <https://www.w3.org/TR/IndexedDB-3/#compare-two-keys>.
+pub fn compare_two_keys(a: &Key, b: &Key) -> Ordering {
+    // Steps 1-4: differing types order as array > binary > string > date > number.
+    let (ta, tb) = (a.type_rank(), b.type_rank());
+    if ta != tb {
+        return ta.cmp(&tb);
+    }
+    match (a, b) {
+        // Step 5, number and date: by value (never NaN, so partial_cmp always answers).
+        (Key::Number(x), Key::Number(y)) | (Key::Date(x), Key::Date(y)) => {
+            x.partial_cmp(y).unwrap_or(Ordering::Equal)
+        }
+        // Step 5, string: by code unit.
+        (Key::String(x), Key::String(y)) => x.cmp(y),
+        // Step 5, binary: bytewise, a prefix first.
+        (Key::Binary(x), Key::Binary(y)) => x.cmp(y),
+        // Step 5, array: member by member, then the shorter first.
+        (Key::Array(x), Key::Array(y)) => {
+            for (p, q) in x.iter().zip(y) {
+                let c = compare_two_keys(p, q);
+                if c != Ordering::Equal {
+                    return c;
+                }
+            }
+            x.len().cmp(&y.len())
+        }
+        _ => unreachable!("type ranks are equal, so the variants are equal"),
+    }
+}
+
+impl Ord for Key {
+    fn cmp(&self, other: &Self) -> Ordering {
+        compare_two_keys(self, other)
+    }
+}
+
+impl PartialOrd for Key {
+    fn partial_cmp(&self, other: &Self) -> Option<Ordering> {
+        Some(self.cmp(other))
+    }
+}
+
+impl PartialEq for Key {
+    fn eq(&self, other: &Self) -> bool {
+        self.cmp(other) == Ordering::Equal
+    }
+}
+
+impl Eq for Key {}
+
+impl From<&str> for Key {
+    fn from(s: &str) -> Self {
+        Key::string(s)
+    }
+}
+
+impl From<String> for Key {
+    fn from(s: String) -> Self {
+        Key::String(Utf16String::from(s))
+    }
+}
+
+impl From<Utf16String> for Key {
+    fn from(s: Utf16String) -> Self {
+        Key::String(s)
+    }
+}
+
+impl From<i32> for Key {
+    fn from(n: i32) -> Self {
+        Key::Number(f64::from(n))
+    }
+}
+
+impl From<u32> for Key {
+    fn from(n: u32) -> Self {
+        Key::Number(f64::from(n))
+    }
+}
+
+impl From<Vec<Key>> for Key {
+    fn from(keys: Vec<Key>) -> Self {
+        Key::Array(keys)
+    }
+}
+
+impl From<Vec<u8>> for Key {
+    fn from(bytes: Vec<u8>) -> Self {
+        Key::Binary(bytes)
+    }
+}
+
+impl TryFrom<f64> for Key {
+    type Error = Error;
+    fn try_from(n: f64) -> Result<Key> {
+        Key::number(n)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn types_order_number_date_string_binary_array() {
+        let keys = [
+            Key::Number(f64::INFINITY),
+            Key::Date(f64::NEG_INFINITY),
+            Key::string(""),
+            Key::Binary(vec![]),
+            Key::Array(vec![]),
+        ];
+        for w in keys.windows(2) {
+            assert_eq!(compare_two_keys(&w[0], &w[1]), Ordering::Less, "{w:?}");
+        }
+    }
+
+    #[test]
+    fn arrays_compare_member_wise_then_by_length() {
+        let a = Key::Array(vec![Key::from(1), Key::from("b")]);
+        let b = Key::Array(vec![Key::from(2)]);
+        assert!(a < b);
+        let c = Key::Array(vec![Key::from(1)]);
+        assert!(c < a);
+        // Seed 003: ["trabajo", []] is above every ["trabajo", <string>].
+        let top = Key::Array(vec![Key::from("trabajo"), Key::Array(vec![])]);
+        let entry = Key::Array(vec![Key::from("trabajo"), Key::from("\u{FFFF}\u{FFFF}")]);
+        assert!(entry < top);
+    }
+
+    #[test]
+    fn minus_zero_is_normalised_and_nan_rejected() {
+        let k = Key::number(-0.0).unwrap();
+        match k {
+            Key::Number(n) => assert!(n.is_sign_positive()),
+            _ => unreachable!(),
+        }
+        assert_eq!(Key::number(f64::NAN).unwrap_err().name(), "DataError");
+        assert_eq!(Key::date(f64::NAN).unwrap_err().name(), "DataError");
+    }
+
+    #[test]
+    fn strings_compare_by_code_unit() {
+        assert!(Key::from("\u{1D11E}") < Key::from("\u{FFFD}"));
+        assert!(Key::from("mar") < Key::from("mar\u{FFFF}z"));
+    }
+}

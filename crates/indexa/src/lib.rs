@@ -1,0 +1,12 @@
+//! Indexa: an embeddable database with IndexedDB's data model, durable on SQLite.
+#![warn(missing_docs)]
+
+mod error;
+mod key;
+mod utf16;
+mod value;
+
+pub use error::{Error, Result};
+pub use key::{compare_two_keys, Key};
+pub use utf16::Utf16String;
+pub use value::{Object, Value};

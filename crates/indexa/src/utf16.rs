@@ -1,0 +1,147 @@
+//! Strings as the web platform sees them: sequences of UTF-16 code units.
+//!
+//! IndexedDB compares string keys by code unit
+//! (<https://www.w3.org/TR/IndexedDB-3/#compare-two-keys>, step 5), and a JavaScript string may
+//! hold a lone surrogate, so keys and values store strings as `Vec<u16>` rather than as Rust
+//! `String`s (which must be valid UTF-8).
+
+use std::fmt;
+
+/// A sequence of UTF-16 code units, possibly with lone surrogates.
+///
+/// Ordering (`Ord`) is by code unit, as the spec requires: `"\u{1D11E}"` (code units
+/// `D834 DD1E`) sorts before `"\u{FFFD}"`. Convert from Rust text with `From<&str>` /
+/// `From<String>`; back with [`Utf16String::to_string_lossy`] or [`Utf16String::to_string`]
+/// (`None` when a lone surrogate is present).
+#[derive(Clone, Default, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct Utf16String(Vec<u16>);
+
+impl Utf16String {
+    /// An empty string.
+    pub fn new() -> Self {
+        Utf16String(Vec::new())
+    }
+
+    /// Wraps code units as they are (lone surrogates allowed).
+    pub fn from_units(units: Vec<u16>) -> Self {
+        Utf16String(units)
+    }
+
+    /// The code units.
+    pub fn units(&self) -> &[u16] {
+        &self.0
+    }
+
+    /// Consumes the string, returning its code units.
+    pub fn into_units(self) -> Vec<u16> {
+        self.0
+    }
+
+    /// Number of code units (JavaScript's `length`).
+    pub fn len(&self) -> usize {
+        self.0.len()
+    }
+
+    /// True when there are no code units.
+    pub fn is_empty(&self) -> bool {
+        self.0.is_empty()
+    }
+
+    /// True when `self` starts with the code units of `prefix`.
+    pub fn starts_with(&self, prefix: &Utf16String) -> bool {
+        self.0.starts_with(&prefix.0)
+    }
+
+    /// The text as a Rust `String`, or `None` if it holds a lone surrogate.
+    #[allow(clippy::inherent_to_string_shadow_display)]
+    pub fn to_string(&self) -> Option<String> {
+        String::from_utf16(&self.0).ok()
+    }
+
+    /// The text as a Rust `String`, lone surrogates replaced by U+FFFD.
+    pub fn to_string_lossy(&self) -> String {
+        String::from_utf16_lossy(&self.0)
+    }
+
+    /// True when the code units equal the UTF-16 encoding of `s` (no allocation).
+    pub fn eq_str(&self, s: &str) -> bool {
+        let mut units = self.0.iter();
+        for u in s.encode_utf16() {
+            if units.next() != Some(&u) {
+                return false;
+            }
+        }
+        units.next().is_none()
+    }
+}
+
+impl From<&str> for Utf16String {
+    fn from(s: &str) -> Self {
+        Utf16String(s.encode_utf16().collect())
+    }
+}
+
+impl From<String> for Utf16String {
+    fn from(s: String) -> Self {
+        Utf16String::from(s.as_str())
+    }
+}
+
+impl From<&String> for Utf16String {
+    fn from(s: &String) -> Self {
+        Utf16String::from(s.as_str())
+    }
+}
+
+impl PartialEq<str> for Utf16String {
+    fn eq(&self, other: &str) -> bool {
+        self.eq_str(other)
+    }
+}
+
+impl PartialEq<&str> for Utf16String {
+    fn eq(&self, other: &&str) -> bool {
+        self.eq_str(other)
+    }
+}
+
+impl fmt::Debug for Utf16String {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self.to_string() {
+            Some(s) => write!(f, "{s:?}"),
+            None => write!(f, "Utf16String({:04X?})", self.0),
+        }
+    }
+}
+
+impl fmt::Display for Utf16String {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.to_string_lossy())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn compares_by_code_unit_not_code_point() {
+        // U+1D11E is D834 DD1E in UTF-16, below U+FFFD; by code point it would be above.
+        assert!(Utf16String::from("\u{1D11E}") < Utf16String::from("\u{FFFD}"));
+    }
+
+    #[test]
+    fn lone_surrogate_round_trips_as_units() {
+        let s = Utf16String::from_units(vec![0x61, 0xD800]);
+        assert_eq!(s.to_string(), None);
+        assert_eq!(s.to_string_lossy(), "a\u{FFFD}");
+        assert_eq!(s.units(), &[0x61, 0xD800]);
+    }
+
+    #[test]
+    fn eq_str_compares_units() {
+        assert!(Utf16String::from("héllo").eq_str("héllo"));
+        assert!(!Utf16String::from("hél").eq_str("héllo"));
+        assert!(!Utf16String::from("héllo").eq_str("hél"));
+    }
+}
