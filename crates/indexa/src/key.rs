@@ -6,6 +6,7 @@ use std::cmp::Ordering;
 
 use crate::error::{Error, Result};
 use crate::utf16::Utf16String;
+use crate::value::Value;
 
 /// A valid IndexedDB key.
 ///
@@ -108,6 +109,28 @@ pub fn compare_two_keys(a: &Key, b: &Key) -> Ordering {
             x.len().cmp(&y.len())
         }
         _ => unreachable!("type ranks are equal, so the variants are equal"),
+    }
+}
+
+/// Converts a value to a key: <https://www.w3.org/TR/IndexedDB-3/#convert-a-value-to-a-key>.
+///
+/// Numbers (not NaN), valid Dates, strings, binaries and arrays whose members all convert are
+/// keys; anything else (undefined, null, bools, objects, NaN, an invalid Date) is "invalid",
+/// returned as `None`. `-0` becomes `+0`. Callers turn `None` into a [`Error::Data`] where the
+/// spec throws, or skip the record where it does not (index keys).
+pub fn convert_value_to_key(value: &Value) -> Option<Key> {
+    match value {
+        Value::Number(n) => Key::number(*n).ok(),
+        Value::Date(ms) => Key::date(*ms).ok(),
+        Value::String(s) => Some(Key::String(s.clone())),
+        Value::Binary(b) => Some(Key::Binary(b.clone())),
+        // Step "array": each member must convert, else the whole value is invalid.
+        Value::Array(items) => items
+            .iter()
+            .map(convert_value_to_key)
+            .collect::<Option<Vec<Key>>>()
+            .map(Key::Array),
+        Value::Undefined | Value::Null | Value::Bool(_) | Value::Object(_) => None,
     }
 }
 
@@ -220,6 +243,22 @@ mod tests {
         }
         assert_eq!(Key::number(f64::NAN).unwrap_err().name(), "DataError");
         assert_eq!(Key::date(f64::NAN).unwrap_err().name(), "DataError");
+    }
+
+    #[test]
+    fn value_to_key_conversion() {
+        assert_eq!(convert_value_to_key(&Value::Number(-0.0)), Some(Key::Number(0.0)));
+        assert_eq!(convert_value_to_key(&Value::Number(f64::NAN)), None);
+        assert_eq!(convert_value_to_key(&Value::Date(f64::NAN)), None);
+        assert_eq!(convert_value_to_key(&Value::Null), None);
+        assert_eq!(convert_value_to_key(&Value::Bool(true)), None);
+        let arr = Value::Array(vec![Value::from(1), Value::from("a")]);
+        assert_eq!(
+            convert_value_to_key(&arr),
+            Some(Key::Array(vec![Key::from(1), Key::from("a")]))
+        );
+        let bad = Value::Array(vec![Value::from(1), Value::Null]);
+        assert_eq!(convert_value_to_key(&bad), None);
     }
 
     #[test]

@@ -7,6 +7,6 @@ mod utf16;
 mod value;
 
 pub use error::{Error, Result};
-pub use key::{compare_two_keys, Key};
+pub use key::{compare_two_keys, convert_value_to_key, Key};
 pub use utf16::Utf16String;
 pub use value::{Object, Value};
