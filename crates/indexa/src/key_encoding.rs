@@ -247,7 +247,7 @@ impl Reader<'_> {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
     use proptest::prelude::*;
 
@@ -274,10 +274,7 @@ mod tests {
             encode_key(&Key::Binary(vec![0, 0xFE, 0xFF])),
             [0x40, 0x01, 0xFF, 0x00, 0xFF, 0x01, 0x00]
         );
-        assert_eq!(
-            encode_key(&Key::Array(vec![])),
-            [0x50, 0x00]
-        );
+        assert_eq!(encode_key(&Key::Array(vec![])), [0x50, 0x00]);
     }
 
     #[test]
