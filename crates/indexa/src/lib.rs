@@ -69,5 +69,8 @@ pub use key_range::KeyRange;
 pub use object_store::ObjectStore;
 pub use query::{Query, Record};
 pub use transaction::{Durability, Transaction, TransactionMode};
+pub use text::{key_to_text, parse_key, parse_value, value_to_text, write_value, MAX_TEXT_DEPTH};
 pub use utf16::Utf16String;
 pub use value::{Object, Value};
+pub use value_codec::{decode_value, encode_value, encode_value_into, MAX_VALUE_DEPTH, VALUE_FORMAT_VERSION};
+pub use value_serde::{from_value, to_value};
