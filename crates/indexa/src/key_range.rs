@@ -46,6 +46,7 @@ impl EncodedRange {
     }
 
     /// True when `encoded` (an encoded key) is inside the range.
+    #[cfg(test)]
     pub fn contains(&self, encoded: &[u8]) -> bool {
         let above = match &self.lower {
             Bound::Unbounded => true,

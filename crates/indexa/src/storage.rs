@@ -428,14 +428,6 @@ pub(crate) fn put_record(conn: &Connection, store_id: i64, key: &[u8], value: &[
     Ok(())
 }
 
-pub(crate) fn delete_record(conn: &Connection, store_id: i64, key: &[u8]) -> Result<()> {
-    conn.prepare_cached("DELETE FROM record WHERE object_store_id = ?1 AND key = ?2")
-        .sql()?
-        .execute(params![store_id, key])
-        .sql()?;
-    Ok(())
-}
-
 pub(crate) fn clear_records(conn: &Connection, store_id: i64, index_ids: &[i64]) -> Result<()> {
     conn.prepare_cached("DELETE FROM record WHERE object_store_id = ?1")
         .sql()?

@@ -466,7 +466,7 @@ impl Transaction {
         if let Some((g, _)) = self.state.borrow().generators.get(&store_id) {
             return Ok(*g);
         }
-        let n = storage::read_current_number(&self.conn()?, store_id)?;
+        let n = storage::read_current_number(&*self.conn()?, store_id)?;
         let g = KeyGenerator::with_current_number(n)?;
         self.state
             .borrow_mut()
