@@ -11,7 +11,7 @@ mod value_serde;
 
 pub use error::{Error, Result};
 pub use key::{compare_two_keys, convert_value_to_key, Key};
-pub use text::{key_to_text, parse_key, parse_value, value_to_text, write_value};
+pub use text::{key_to_text, parse_key, parse_value, value_to_text, write_value, MAX_TEXT_DEPTH};
 pub use utf16::Utf16String;
 pub use value::{Object, Value};
 pub use value_codec::{
