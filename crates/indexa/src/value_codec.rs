@@ -45,7 +45,7 @@ use crate::error::{Error, Result};
 use crate::utf16::Utf16String;
 use crate::value::{Object, Value};
 
-/// The format version byte that starts every encoded value (binary value format, issue 1).
+/// The format version byte that starts every encoded value; a decoder refuses other versions.
 pub const VALUE_FORMAT_VERSION: u8 = 1;
 
 /// The deepest nesting of arrays and objects [`decode_value`] accepts; a value at top level is
@@ -67,7 +67,8 @@ const TAG_OBJECT: u8 = 0x0A;
 /// Encodes `value` in the binary value format (see the module docs for the layout), starting
 /// with the format version byte.
 ///
-/// Encoding cannot fail. Source: binary value format, issue 1.
+/// Encoding cannot fail. Source: the value kinds of the HTML structured clone algorithm
+/// (<https://html.spec.whatwg.org/multipage/structured-data.html>) that [`Value`] models.
 pub fn encode_value(value: &Value) -> Vec<u8> {
     let mut out = Vec::new();
     encode_value_into(value, &mut out);
@@ -89,7 +90,7 @@ pub fn encode_value_into(value: &Value, out: &mut Vec<u8>) {
 /// truncation, invalid WTF-8, a malformed varint, a duplicate property name, nesting deeper than
 /// [`MAX_VALUE_DEPTH`], or bytes left over after the value.
 ///
-/// Source: binary value format, issue 1.
+/// Source: the layout in the module docs.
 pub fn decode_value(bytes: &[u8]) -> Result<Value> {
     let mut reader = Reader { bytes, pos: 0 };
     let version = reader.byte()?;
