@@ -52,7 +52,10 @@ impl CursorDirection {
 
     /// True for `nextunique` and `prevunique`.
     pub fn is_unique(self) -> bool {
-        matches!(self, CursorDirection::NextUnique | CursorDirection::PrevUnique)
+        matches!(
+            self,
+            CursorDirection::NextUnique | CursorDirection::PrevUnique
+        )
     }
 }
 
@@ -236,7 +239,12 @@ impl Cursor {
     /// [`Cursor::continue_key`]; [`Error::InvalidAccess`] for an object store cursor or a
     /// `*unique` direction; [`Error::Data`] if (`key`, `primary_key`) is not strictly beyond
     /// the position in the cursor's direction.
-    pub fn continue_primary_key(&mut self, tx: &Transaction, key: &Key, primary_key: &Key) -> Result<()> {
+    pub fn continue_primary_key(
+        &mut self,
+        tx: &Transaction,
+        key: &Key,
+        primary_key: &Key,
+    ) -> Result<()> {
         self.check_usable(tx)?;
         if self.source.index_id.is_none() {
             return Err(Error::InvalidAccess(
@@ -296,7 +304,9 @@ impl Cursor {
         tx.check_writable()?;
         let position = self.check_positioned()?;
         if self.key_only {
-            return Err(Error::InvalidState("a key cursor has no value to update".into()));
+            return Err(Error::InvalidState(
+                "a key cursor has no value to update".into(),
+            ));
         }
         let store = ObjectStore::new(tx, self.source.store_id);
         match store.key_path()? {
@@ -333,7 +343,13 @@ impl Cursor {
 
     /// Iterates the cursor `count` times (<https://www.w3.org/TR/IndexedDB-3/#iterate-a-cursor>),
     /// the first step bounded below by `key` (and `primary_key`).
-    fn iterate(&mut self, tx: &Transaction, key: Option<&[u8]>, primary_key: Option<&[u8]>, count: u32) -> Result<()> {
+    fn iterate(
+        &mut self,
+        tx: &Transaction,
+        key: Option<&[u8]>,
+        primary_key: Option<&[u8]>,
+        count: u32,
+    ) -> Result<()> {
         let conn = tx.conn()?;
         let descending = self.direction.is_reverse();
         let with_value = !self.key_only;
@@ -343,7 +359,11 @@ impl Cursor {
             .as_ref()
             .map(|p| (p.encoded_key.clone(), p.encoded_primary_key.clone()));
         for step in 0..count {
-            let (key, primary_key) = if step == 0 { (key, primary_key) } else { (None, None) };
+            let (key, primary_key) = if step == 0 {
+                (key, primary_key)
+            } else {
+                (None, None)
+            };
             found = match self.source.index_id {
                 None => storage::step_store(
                     &conn,
@@ -356,7 +376,9 @@ impl Cursor {
                 )?
                 .map(|(k, v)| (k.clone(), k, v)),
                 Some(index_id) => {
-                    let here = position.as_ref().map(|(k, pk)| (k.as_slice(), pk.as_slice()));
+                    let here = position
+                        .as_ref()
+                        .map(|(k, pk)| (k.as_slice(), pk.as_slice()));
                     let step = if self.direction.is_unique() {
                         IndexStep {
                             after: None,
@@ -383,13 +405,15 @@ impl Cursor {
                     )?;
                     match (entry, self.direction) {
                         // prevunique lands on the lowest primary key of the index key found.
-                        (Some((k, _, _)), CursorDirection::PrevUnique) => storage::first_entry_with_key(
-                            &conn,
-                            index_id,
-                            self.source.store_id,
-                            &k,
-                            with_value,
-                        )?,
+                        (Some((k, _, _)), CursorDirection::PrevUnique) => {
+                            storage::first_entry_with_key(
+                                &conn,
+                                index_id,
+                                self.source.store_id,
+                                &k,
+                                with_value,
+                            )?
+                        }
                         (entry, _) => entry,
                     }
                 }

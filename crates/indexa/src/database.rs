@@ -5,6 +5,7 @@
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Condvar, Mutex, MutexGuard};
+use std::thread::{self, ThreadId};
 
 use rusqlite::Connection;
 
@@ -16,17 +17,22 @@ use crate::transaction::{Durability, Transaction, TransactionMode};
 /// What all connections to one database share: its SQLite connections and cached schema.
 ///
 /// Readwrite and versionchange transactions take the one writer connection, so they run one
-/// at a time, in the order they obtain it. Readonly transactions on a file take a reader
-/// connection of their own (WAL lets them run beside the writer); an in-memory database has
-/// only the writer connection, so there every transaction runs alone.
+/// at a time, in the order they obtain it. Readonly transactions take a reader connection of
+/// their own (WAL lets them run beside the writer).
 pub(crate) struct DatabaseShared {
     pub name: String,
-    pub path: Option<PathBuf>,
-    writer: Mutex<Option<Connection>>,
+    pub path: PathBuf,
+    writer: Mutex<WriterSlot>,
     writer_returned: Condvar,
     readers: Mutex<Vec<Connection>>,
     schema: Mutex<Arc<Schema>>,
     deleted: AtomicBool,
+}
+
+/// The writer connection when it is free, and which thread took it when it is not.
+struct WriterSlot {
+    conn: Option<Connection>,
+    holder: Option<ThreadId>,
 }
 
 /// Which kind of connection a transaction holds, so it goes back where it came from.
@@ -42,14 +48,17 @@ fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
 
 impl DatabaseShared {
     /// Opens (creating if needed) the database's storage and loads its schema.
-    pub fn open(name: &str, path: Option<PathBuf>) -> Result<DatabaseShared> {
-        let conn = storage::open_connection(path.as_deref())?;
+    pub fn open(name: &str, path: PathBuf) -> Result<DatabaseShared> {
+        let conn = storage::open_connection(&path)?;
         let row = storage::initialize(&conn, name)?;
         let schema = Schema::load(&conn, row.version)?;
         Ok(DatabaseShared {
             name: name.to_owned(),
             path,
-            writer: Mutex::new(Some(conn)),
+            writer: Mutex::new(WriterSlot {
+                conn: Some(conn),
+                holder: None,
+            }),
             writer_returned: Condvar::new(),
             readers: Mutex::new(Vec::new()),
             schema: Mutex::new(Arc::new(schema)),
@@ -58,19 +67,31 @@ impl DatabaseShared {
     }
 
     /// Takes a connection for a transaction of `mode`, waiting for the writer if needed.
+    ///
+    /// # Errors
+    /// [`Error::InvalidState`] when the calling thread itself holds the writer (waiting
+    /// would never end).
     pub fn take_connection(&self, mode: TransactionMode) -> Result<(Connection, ConnectionKind)> {
         self.check_not_deleted()?;
-        if mode == TransactionMode::ReadOnly && self.path.is_some() {
+        if mode == TransactionMode::ReadOnly {
             if let Some(conn) = lock(&self.readers).pop() {
                 return Ok((conn, ConnectionKind::Reader));
             }
-            let conn = storage::open_connection(self.path.as_deref())?;
+            let conn = storage::open_connection(&self.path)?;
             return Ok((conn, ConnectionKind::Reader));
         }
+        let me = thread::current().id();
         let mut slot = lock(&self.writer);
         loop {
-            if let Some(conn) = slot.take() {
+            if let Some(conn) = slot.conn.take() {
+                slot.holder = Some(me);
                 return Ok((conn, ConnectionKind::Writer));
+            }
+            if slot.holder == Some(me) {
+                return Err(Error::InvalidState(format!(
+                    "this thread already runs a readwrite or versionchange transaction on database {:?}; finish it first",
+                    self.name
+                )));
             }
             slot = self
                 .writer_returned
@@ -83,7 +104,10 @@ impl DatabaseShared {
     pub fn return_connection(&self, conn: Connection, kind: ConnectionKind) {
         match kind {
             ConnectionKind::Writer => {
-                *lock(&self.writer) = Some(conn);
+                let mut slot = lock(&self.writer);
+                slot.conn = Some(conn);
+                slot.holder = None;
+                drop(slot);
                 self.writer_returned.notify_one();
             }
             ConnectionKind::Reader => lock(&self.readers).push(conn),
@@ -105,13 +129,13 @@ impl DatabaseShared {
     pub fn mark_deleted(&self) {
         self.deleted.store(true, Ordering::SeqCst);
         let mut slot = lock(&self.writer);
-        while slot.is_none() {
+        while slot.conn.is_none() {
             slot = self
                 .writer_returned
                 .wait(slot)
                 .unwrap_or_else(|poisoned| poisoned.into_inner());
         }
-        slot.take();
+        slot.conn.take();
         lock(&self.readers).clear();
     }
 
@@ -177,7 +201,9 @@ impl Database {
     /// of their start.
     ///
     /// # Errors
-    /// [`Error::InvalidState`] if the connection is closed or the database deleted;
+    /// [`Error::InvalidState`] if the connection is closed or the database deleted, or for a
+    /// readwrite transaction while the same thread still runs another one on this database
+    /// (waiting for it would never end);
     /// [`Error::NotFound`] if a name is not an object store; [`Error::InvalidAccess`] if
     /// `scope` is empty; [`Error::Type`] for [`TransactionMode::VersionChange`] (only
     /// [`crate::Factory::open`] starts those); [`Error::Unknown`] if storage fails.

@@ -25,14 +25,16 @@ pub struct DatabaseInfo {
     pub version: u64,
 }
 
-/// Opens, lists and deletes the databases of one data directory, or of memory.
+/// Opens, lists and deletes the databases of one data directory.
 ///
 /// Each database is one SQLite file in the directory, named after the database (see
 /// `docs/format.md`); any string is a valid database name and never leads outside the
 /// directory. A `Factory` is `Send + Sync`; use one per directory in a process.
 pub struct Factory {
-    dir: Option<PathBuf>,
+    dir: PathBuf,
     open: Mutex<HashMap<String, Arc<DatabaseShared>>>,
+    /// For [`Factory::temporary`]: the directory, removed when the factory is dropped.
+    _temporary: Option<tempfile::TempDir>,
 }
 
 impl std::fmt::Debug for Factory {
@@ -83,24 +85,44 @@ impl Factory {
     pub fn open_dir(dir: impl AsRef<Path>) -> Result<Factory> {
         let dir = dir.as_ref();
         fs::create_dir_all(dir).map_err(|e| {
-            Error::Unknown(format!("cannot create data directory {}: {e}", dir.display()))
+            Error::Unknown(format!(
+                "cannot create data directory {}: {e}",
+                dir.display()
+            ))
         })?;
         Ok(Factory {
-            dir: Some(dir.to_path_buf()),
+            dir: dir.to_path_buf(),
             open: Mutex::new(HashMap::new()),
+            _temporary: None,
         })
     }
 
-    /// A factory whose databases live in memory and vanish with it (for tests).
-    pub fn in_memory() -> Factory {
-        Factory {
-            dir: None,
+    /// A factory over a new private temporary directory that is removed, with every
+    /// database in it, when the factory is dropped: for tests and scratch data. Databases
+    /// behave exactly as in [`Factory::open_dir`] (SQLite needs a file for WAL, which lets
+    /// readers run beside a writer), so nothing here outlives the process.
+    ///
+    /// # Errors
+    /// [`Error::Unknown`] if the temporary directory cannot be created.
+    pub fn temporary() -> Result<Factory> {
+        let temp = tempfile::Builder::new()
+            .prefix("indexa-")
+            .tempdir()
+            .map_err(|e| Error::Unknown(format!("cannot create a temporary directory: {e}")))?;
+        Ok(Factory {
+            dir: temp.path().to_path_buf(),
             open: Mutex::new(HashMap::new()),
-        }
+            _temporary: Some(temp),
+        })
     }
 
-    fn path_for(&self, name: &str) -> Option<PathBuf> {
-        self.dir.as_ref().map(|d| d.join(file_name_for(name)))
+    /// The data directory.
+    pub fn dir(&self) -> &Path {
+        &self.dir
+    }
+
+    fn path_for(&self, name: &str) -> PathBuf {
+        self.dir.join(file_name_for(name))
     }
 
     /// The shared state of database `name`, opening its storage if needed (a missing database
@@ -158,7 +180,13 @@ impl Factory {
     }
 
     /// Runs the upgrade transaction (<https://www.w3.org/TR/IndexedDB-3/#upgrade-a-database>).
-    fn run_upgrade<F>(&self, shared: &Arc<DatabaseShared>, old: u64, new: u64, upgrade: F) -> Result<()>
+    fn run_upgrade<F>(
+        &self,
+        shared: &Arc<DatabaseShared>,
+        old: u64,
+        new: u64,
+        upgrade: F,
+    ) -> Result<()>
     where
         F: FnOnce(&Transaction, u64, u64) -> Result<()>,
     {
@@ -205,35 +233,23 @@ impl Factory {
     /// databases are skipped.
     pub fn databases(&self) -> Result<Vec<DatabaseInfo>> {
         let mut out = Vec::new();
-        match &self.dir {
-            None => {
-                for shared in lock(&self.open).values() {
-                    let version = shared.schema().version;
-                    if version > 0 {
-                        out.push(DatabaseInfo {
-                            name: shared.name.clone(),
-                            version,
-                        });
-                    }
-                }
+        let entries = fs::read_dir(&self.dir).map_err(|e| {
+            Error::Unknown(format!(
+                "cannot read data directory {}: {e}",
+                self.dir.display()
+            ))
+        })?;
+        for entry in entries.flatten() {
+            let path = entry.path();
+            if path.extension().and_then(|e| e.to_str()) != Some(EXTENSION) {
+                continue;
             }
-            Some(dir) => {
-                let entries = fs::read_dir(dir).map_err(|e| {
-                    Error::Unknown(format!("cannot read data directory {}: {e}", dir.display()))
-                })?;
-                for entry in entries.flatten() {
-                    let path = entry.path();
-                    if path.extension().and_then(|e| e.to_str()) != Some(EXTENSION) {
-                        continue;
-                    }
-                    if let Ok(Some(row)) = storage::peek_database_file(&path) {
-                        if row.version > 0 {
-                            out.push(DatabaseInfo {
-                                name: row.name,
-                                version: row.version,
-                            });
-                        }
-                    }
+            if let Ok(Some(row)) = storage::peek_database_file(&path) {
+                if row.version > 0 {
+                    out.push(DatabaseInfo {
+                        name: row.name,
+                        version: row.version,
+                    });
                 }
             }
         }
@@ -249,21 +265,18 @@ impl Factory {
     /// [`Error::Unknown`] if the files cannot be removed.
     pub fn delete_database(&self, name: &str) -> Result<u64> {
         let shared = lock(&self.open).get(name).cloned();
-        let version = match (&shared, self.path_for(name)) {
-            (Some(s), _) => s.schema().version,
-            (None, Some(path)) if path.exists() => storage::peek_database_file(&path)
+        let path = self.path_for(name);
+        let version = match &shared {
+            Some(s) => s.schema().version,
+            None if path.exists() => storage::peek_database_file(&path)
                 .ok()
                 .flatten()
                 .map_or(0, |r| r.version),
-            _ => 0,
+            None => 0,
         };
         match shared {
             Some(s) => self.remove(name, &s),
-            None => {
-                if let Some(path) = self.path_for(name) {
-                    remove_files(&path)?;
-                }
-            }
+            None => remove_files(&path)?,
         }
         Ok(version)
     }
@@ -271,9 +284,7 @@ impl Factory {
     fn remove(&self, name: &str, shared: &Arc<DatabaseShared>) {
         lock(&self.open).remove(name);
         shared.mark_deleted();
-        if let Some(path) = &shared.path {
-            let _ = remove_files(path);
-        }
+        let _ = remove_files(&shared.path);
     }
 }
 
@@ -305,7 +316,10 @@ mod tests {
         assert_eq!(file_name_for("library"), "db-library.indexa");
         assert_eq!(file_name_for(""), "db-.indexa");
         assert_eq!(file_name_for("CON"), "db-CON.indexa");
-        assert_eq!(file_name_for("../../etc/x"), "db-%2E%2E%2F%2E%2E%2Fetc%2Fx.indexa");
+        assert_eq!(
+            file_name_for("../../etc/x"),
+            "db-%2E%2E%2F%2E%2E%2Fetc%2Fx.indexa"
+        );
         assert_eq!(file_name_for("ñ"), "db-%C3%B1.indexa");
         let long = "x".repeat(10_000);
         let f = file_name_for(&long);

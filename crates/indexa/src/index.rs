@@ -113,9 +113,7 @@ impl<'t> Index<'t> {
     /// # Errors
     /// As [`Index::get`].
     pub fn get_key(&self, range: impl Into<KeyRange>) -> Result<Option<Key>> {
-        Ok(self
-            .get_all_keys(Query::from(range.into()).count(1))?
-            .pop())
+        Ok(self.get_all_keys(Query::from(range.into()).count(1))?.pop())
     }
 
     /// Values of the records matching `query`, in index order (`IDBIndex.getAll`).
@@ -195,18 +193,38 @@ impl<'t> Index<'t> {
     ///
     /// # Errors
     /// As [`Index::get`].
-    pub fn open_cursor(&self, range: Option<KeyRange>, direction: CursorDirection) -> Result<Cursor> {
+    pub fn open_cursor(
+        &self,
+        range: Option<KeyRange>,
+        direction: CursorDirection,
+    ) -> Result<Cursor> {
         self.check_usable()?;
-        Cursor::open(self.tx, CursorSource::index(self.store_id, self.id), range, direction, false)
+        Cursor::open(
+            self.tx,
+            CursorSource::index(self.store_id, self.id),
+            range,
+            direction,
+            false,
+        )
     }
 
     /// As [`Index::open_cursor`], without values (`IDBIndex.openKeyCursor`).
     ///
     /// # Errors
     /// As [`Index::get`].
-    pub fn open_key_cursor(&self, range: Option<KeyRange>, direction: CursorDirection) -> Result<Cursor> {
+    pub fn open_key_cursor(
+        &self,
+        range: Option<KeyRange>,
+        direction: CursorDirection,
+    ) -> Result<Cursor> {
         self.check_usable()?;
-        Cursor::open(self.tx, CursorSource::index(self.store_id, self.id), range, direction, true)
+        Cursor::open(
+            self.tx,
+            CursorSource::index(self.store_id, self.id),
+            range,
+            direction,
+            true,
+        )
     }
 
     /// Renames the index (setting `IDBIndex.name`); upgrade only. The same name does nothing.

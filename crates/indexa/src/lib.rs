@@ -9,7 +9,7 @@
 //! use indexa::{Factory, Key, KeyPath, KeyRange, Query, TransactionMode, Value};
 //!
 //! # fn main() -> indexa::Result<()> {
-//! let factory = Factory::in_memory(); // or Factory::open_dir("data")?
+//! let factory = Factory::temporary()?; // or Factory::open_dir("data")?
 //! let db = factory.open("library", Some(1), |tx, _old, _new| {
 //!     let books = tx.create_object_store("books", Some(KeyPath::parse("isbn")?), false)?;
 //!     books.create_index("by_author", KeyPath::parse("author")?, false, false)?;
@@ -58,7 +58,9 @@ pub use error::{Error, Result};
 pub use factory::{DatabaseInfo, Factory};
 pub use index::Index;
 pub use key::{compare_two_keys, convert_value_to_key, Key};
-pub use key_encoding::{decode_key, encode_key, encode_key_into, KEY_ENCODING_VERSION, MAX_KEY_DEPTH};
+pub use key_encoding::{
+    decode_key, encode_key, encode_key_into, KEY_ENCODING_VERSION, MAX_KEY_DEPTH,
+};
 pub use key_generator::{KeyGenerator, MAX_GENERATED_KEY};
 pub use key_path::{
     check_that_a_key_could_be_injected_into_a_value, convert_value_to_multi_entry_key,
@@ -68,9 +70,11 @@ pub use key_path::{
 pub use key_range::KeyRange;
 pub use object_store::ObjectStore;
 pub use query::{Query, Record};
-pub use transaction::{Durability, Transaction, TransactionMode};
 pub use text::{key_to_text, parse_key, parse_value, value_to_text, write_value, MAX_TEXT_DEPTH};
+pub use transaction::{Durability, Transaction, TransactionMode};
 pub use utf16::Utf16String;
 pub use value::{Object, Value};
-pub use value_codec::{decode_value, encode_value, encode_value_into, MAX_VALUE_DEPTH, VALUE_FORMAT_VERSION};
+pub use value_codec::{
+    decode_value, encode_value, encode_value_into, MAX_VALUE_DEPTH, VALUE_FORMAT_VERSION,
+};
 pub use value_serde::{from_value, to_value};

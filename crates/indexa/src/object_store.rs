@@ -17,7 +17,7 @@ use crate::schema::{key_path_to_stored, IndexMeta, StoreMeta};
 use crate::storage;
 use crate::transaction::Transaction;
 use crate::value::Value;
-use crate::value_codec::{decode_value, encode_value};
+use crate::value_codec::{decode_value, encode_value, MAX_VALUE_DEPTH};
 
 /// An object store as seen by one transaction. Obtained from
 /// [`Transaction::object_store`] or [`Transaction::create_object_store`].
@@ -35,9 +35,9 @@ impl<'t> ObjectStore<'t> {
     /// Runs `f` with this store's definition.
     fn with_meta<R>(&self, f: impl FnOnce(&StoreMeta) -> Result<R>) -> Result<R> {
         let schema = self.tx.schema();
-        let meta = schema.store_by_id(self.id).ok_or_else(|| {
-            Error::InvalidState("the object store has been deleted".into())
-        })?;
+        let meta = schema
+            .store_by_id(self.id)
+            .ok_or_else(|| Error::InvalidState("the object store has been deleted".into()))?;
         f(meta)
     }
 
@@ -106,7 +106,8 @@ impl<'t> ObjectStore<'t> {
     /// # Errors
     /// - [`Error::Constraint`]: a record with this key exists, a unique index already holds
     ///   one of the record's index keys, or the key generator is exhausted.
-    /// - [`Error::Data`]: `key` given for in-line keys; no key for out-of-line keys without a
+    /// - [`Error::Data`]: the value nests deeper than [`crate::MAX_VALUE_DEPTH`] − 1 levels;
+    ///   `key` given for in-line keys; no key for out-of-line keys without a
     ///   generator; the key path yields no valid key (and no generator can supply one); a
     ///   generated key cannot be injected (a primitive or array in the way, seed 000).
     /// - [`Error::ReadOnly`], [`Error::TransactionInactive`], [`Error::InvalidState`] (store
@@ -130,8 +131,19 @@ impl<'t> ObjectStore<'t> {
     /// Determines the key (`put()`/`add()` steps, then "store a record into an object store":
     /// <https://www.w3.org/TR/IndexedDB-3/#store-a-record-into-an-object-store>), checks every
     /// constraint, and only then writes.
-    fn store_a_record(&self, mut value: Value, key: Option<Key>, no_overwrite: bool) -> Result<Key> {
+    fn store_a_record(
+        &self,
+        mut value: Value,
+        key: Option<Key>,
+        no_overwrite: bool,
+    ) -> Result<Key> {
         self.tx.check_writable()?;
+        if value.nests_deeper_than(MAX_VALUE_DEPTH - 1) {
+            return Err(Error::Data(format!(
+                "the value nests arrays and objects deeper than {} levels",
+                MAX_VALUE_DEPTH - 1
+            )));
+        }
         self.with_meta(|meta| {
             let mut generator = if meta.auto_increment {
                 Some(self.tx.key_generator(meta.id)?)
@@ -358,10 +370,17 @@ impl<'t> ObjectStore<'t> {
         let query = query.into();
         let conn = self.tx.conn()?;
         let range = encoded_or_all(&query.range);
-        storage::select_records(&conn, self.id, &range, query.direction.is_reverse(), query.limit(), false)?
-            .into_iter()
-            .map(|(k, _)| decode_key(&k).map_err(corrupt))
-            .collect()
+        storage::select_records(
+            &conn,
+            self.id,
+            &range,
+            query.direction.is_reverse(),
+            query.limit(),
+            false,
+        )?
+        .into_iter()
+        .map(|(k, _)| decode_key(&k).map_err(corrupt))
+        .collect()
     }
 
     /// Records (key and value) matching `query` (`IDBObjectStore.getAllRecords`).
@@ -372,17 +391,24 @@ impl<'t> ObjectStore<'t> {
         let query = query.into();
         let conn = self.tx.conn()?;
         let range = encoded_or_all(&query.range);
-        storage::select_records(&conn, self.id, &range, query.direction.is_reverse(), query.limit(), true)?
-            .into_iter()
-            .map(|(k, v)| {
-                let key = decode_key(&k).map_err(corrupt)?;
-                Ok(Record {
-                    primary_key: key.clone(),
-                    key,
-                    value: decode_value(v.as_deref().unwrap_or_default())?,
-                })
+        storage::select_records(
+            &conn,
+            self.id,
+            &range,
+            query.direction.is_reverse(),
+            query.limit(),
+            true,
+        )?
+        .into_iter()
+        .map(|(k, v)| {
+            let key = decode_key(&k).map_err(corrupt)?;
+            Ok(Record {
+                primary_key: key.clone(),
+                key,
+                value: decode_value(v.as_deref().unwrap_or_default())?,
             })
-            .collect()
+        })
+        .collect()
     }
 
     /// Number of records in `range` (`IDBObjectStore.count`); `None` counts all.
@@ -399,16 +425,36 @@ impl<'t> ObjectStore<'t> {
     ///
     /// # Errors
     /// As [`ObjectStore::get`].
-    pub fn open_cursor(&self, range: Option<KeyRange>, direction: CursorDirection) -> Result<Cursor> {
-        Cursor::open(self.tx, CursorSource::store(self.id), range, direction, false)
+    pub fn open_cursor(
+        &self,
+        range: Option<KeyRange>,
+        direction: CursorDirection,
+    ) -> Result<Cursor> {
+        Cursor::open(
+            self.tx,
+            CursorSource::store(self.id),
+            range,
+            direction,
+            false,
+        )
     }
 
     /// As [`ObjectStore::open_cursor`], without values (`openKeyCursor`).
     ///
     /// # Errors
     /// As [`ObjectStore::get`].
-    pub fn open_key_cursor(&self, range: Option<KeyRange>, direction: CursorDirection) -> Result<Cursor> {
-        Cursor::open(self.tx, CursorSource::store(self.id), range, direction, true)
+    pub fn open_key_cursor(
+        &self,
+        range: Option<KeyRange>,
+        direction: CursorDirection,
+    ) -> Result<Cursor> {
+        Cursor::open(
+            self.tx,
+            CursorSource::store(self.id),
+            range,
+            direction,
+            true,
+        )
     }
 
     // ---- versionchange ----
@@ -430,7 +476,8 @@ impl<'t> ObjectStore<'t> {
                 "an object store named {name:?} already exists"
             )));
         }
-        self.tx.mutate(|conn| storage::rename_store(conn, self.id, name))?;
+        self.tx
+            .mutate(|conn| storage::rename_store(conn, self.id, name))?;
         self.tx.edit_schema(|schema| {
             if let Some(mut meta) = schema.stores.remove(&old) {
                 meta.name = name.to_owned();
@@ -512,7 +559,8 @@ impl<'t> ObjectStore<'t> {
     pub fn delete_index(&self, name: &str) -> Result<()> {
         self.tx.check_upgrade()?;
         let (store_name, index_id) = self.with_meta(|m| Ok((m.name.clone(), m.index(name)?.id)))?;
-        self.tx.mutate(|conn| storage::delete_index(conn, index_id))?;
+        self.tx
+            .mutate(|conn| storage::delete_index(conn, index_id))?;
         self.tx.edit_schema(|schema| {
             if let Some(store) = schema.stores.get_mut(&store_name) {
                 store.indexes.remove(name);
@@ -523,7 +571,10 @@ impl<'t> ObjectStore<'t> {
 }
 
 fn key_exists(key: &Key) -> Error {
-    Error::Constraint(format!("a record with key {} already exists", describe(key)))
+    Error::Constraint(format!(
+        "a record with key {} already exists",
+        describe(key)
+    ))
 }
 
 /// A key for error messages, in the text form.
@@ -541,5 +592,7 @@ pub(crate) fn corrupt(e: Error) -> Error {
 }
 
 pub(crate) fn encoded_or_all(range: &Option<KeyRange>) -> EncodedRange {
-    range.as_ref().map_or_else(EncodedRange::all, KeyRange::encoded)
+    range
+        .as_ref()
+        .map_or_else(EncodedRange::all, KeyRange::encoded)
 }

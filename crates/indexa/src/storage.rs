@@ -78,24 +78,19 @@ impl<T> SqlResult<T> for rusqlite::Result<T> {
     }
 }
 
-/// Opens (creating if needed) the SQLite file of a database, or an in-memory one for `None`.
-pub(crate) fn open_connection(path: Option<&Path>) -> Result<Connection> {
-    let conn = match path {
-        Some(p) => Connection::open(p),
-        None => Connection::open_in_memory(),
-    }
-    .sql()?;
+/// Opens (creating if needed) the SQLite file of a database, in WAL mode.
+pub(crate) fn open_connection(path: &Path) -> Result<Connection> {
+    let conn = Connection::open(path).sql()?;
     conn.set_prepared_statement_cache_capacity(128);
-    conn.busy_timeout(std::time::Duration::from_secs(30)).sql()?;
-    if path.is_some() {
-        let mode: String = conn
-            .query_row("PRAGMA journal_mode=WAL", [], |r| r.get(0))
-            .sql()?;
-        if !mode.eq_ignore_ascii_case("wal") {
-            return Err(Error::Unknown(format!(
-                "could not switch the database file to WAL mode (got {mode})"
-            )));
-        }
+    conn.busy_timeout(std::time::Duration::from_secs(30))
+        .sql()?;
+    let mode: String = conn
+        .query_row("PRAGMA journal_mode=WAL", [], |r| r.get(0))
+        .sql()?;
+    if !mode.eq_ignore_ascii_case("wal") {
+        return Err(Error::Unknown(format!(
+            "could not switch the database file to WAL mode (got {mode})"
+        )));
     }
     conn.execute_batch("PRAGMA foreign_keys=OFF; PRAGMA cache_size=-16000;")
         .sql()?;
@@ -217,7 +212,8 @@ pub(crate) fn read_version(conn: &Connection) -> Result<u64> {
 pub(crate) fn write_version(conn: &Connection, version: u64) -> Result<()> {
     let v = i64::try_from(version)
         .map_err(|_| Error::Type(format!("version {version} is too large")))?;
-    conn.execute("UPDATE database SET version = ?1", [v]).sql()?;
+    conn.execute("UPDATE database SET version = ?1", [v])
+        .sql()?;
     Ok(())
 }
 
@@ -421,10 +417,12 @@ pub(crate) fn record_exists(conn: &Connection, store_id: i64, key: &[u8]) -> Res
 
 /// Writes a record, replacing any record with the same key.
 pub(crate) fn put_record(conn: &Connection, store_id: i64, key: &[u8], value: &[u8]) -> Result<()> {
-    conn.prepare_cached("INSERT OR REPLACE INTO record (object_store_id, key, value) VALUES (?1, ?2, ?3)")
-        .sql()?
-        .execute(params![store_id, key, value])
-        .sql()?;
+    conn.prepare_cached(
+        "INSERT OR REPLACE INTO record (object_store_id, key, value) VALUES (?1, ?2, ?3)",
+    )
+    .sql()?
+    .execute(params![store_id, key, value])
+    .sql()?;
     Ok(())
 }
 
@@ -443,7 +441,12 @@ pub(crate) fn clear_records(conn: &Connection, store_id: i64, index_ids: &[i64])
 }
 
 /// Appends `AND <column> >= ? …` conditions for `range` and pushes their parameters.
-fn range_conditions(column: &str, range: &EncodedRange, sql: &mut String, params: &mut Vec<SqlValue>) {
+fn range_conditions(
+    column: &str,
+    range: &EncodedRange,
+    sql: &mut String,
+    params: &mut Vec<SqlValue>,
+) {
     match &range.lower {
         Bound::Unbounded => {}
         Bound::Included(b) => {
@@ -487,7 +490,11 @@ pub(crate) fn select_records(
     });
     let mut params = vec![SqlValue::Integer(store_id)];
     range_conditions("key", range, &mut sql, &mut params);
-    sql.push_str(if descending { " ORDER BY key DESC" } else { " ORDER BY key" });
+    sql.push_str(if descending {
+        " ORDER BY key DESC"
+    } else {
+        " ORDER BY key"
+    });
     if limit > 0 {
         sql.push_str(&format!(" LIMIT {limit}"));
     }
@@ -543,7 +550,11 @@ pub(crate) fn step_store(
     let mut params = vec![SqlValue::Integer(store_id)];
     range_conditions("key", range, &mut sql, &mut params);
     let (beyond, at_least, order) = if descending {
-        (" AND key < ?", " AND key <= ?", " ORDER BY key DESC LIMIT 1")
+        (
+            " AND key < ?",
+            " AND key <= ?",
+            " ORDER BY key DESC LIMIT 1",
+        )
     } else {
         (" AND key > ?", " AND key >= ?", " ORDER BY key LIMIT 1")
     };
@@ -582,19 +593,33 @@ pub(crate) fn index_key_taken(
     .sql()
 }
 
-pub(crate) fn insert_index_entry(conn: &Connection, index_id: i64, key: &[u8], primary_key: &[u8]) -> Result<()> {
-    conn.prepare_cached("INSERT OR IGNORE INTO index_entry (index_id, key, primary_key) VALUES (?1, ?2, ?3)")
-        .sql()?
-        .execute(params![index_id, key, primary_key])
-        .sql()?;
+pub(crate) fn insert_index_entry(
+    conn: &Connection,
+    index_id: i64,
+    key: &[u8],
+    primary_key: &[u8],
+) -> Result<()> {
+    conn.prepare_cached(
+        "INSERT OR IGNORE INTO index_entry (index_id, key, primary_key) VALUES (?1, ?2, ?3)",
+    )
+    .sql()?
+    .execute(params![index_id, key, primary_key])
+    .sql()?;
     Ok(())
 }
 
-pub(crate) fn delete_index_entry(conn: &Connection, index_id: i64, key: &[u8], primary_key: &[u8]) -> Result<()> {
-    conn.prepare_cached("DELETE FROM index_entry WHERE index_id = ?1 AND key = ?2 AND primary_key = ?3")
-        .sql()?
-        .execute(params![index_id, key, primary_key])
-        .sql()?;
+pub(crate) fn delete_index_entry(
+    conn: &Connection,
+    index_id: i64,
+    key: &[u8],
+    primary_key: &[u8],
+) -> Result<()> {
+    conn.prepare_cached(
+        "DELETE FROM index_entry WHERE index_id = ?1 AND key = ?2 AND primary_key = ?3",
+    )
+    .sql()?
+    .execute(params![index_id, key, primary_key])
+    .sql()?;
     Ok(())
 }
 
@@ -655,7 +680,11 @@ pub(crate) fn select_index_entries(
     rows.collect::<rusqlite::Result<Vec<_>>>().sql()
 }
 
-pub(crate) fn count_index_entries(conn: &Connection, index_id: i64, range: &EncodedRange) -> Result<u64> {
+pub(crate) fn count_index_entries(
+    conn: &Connection,
+    index_id: i64,
+    range: &EncodedRange,
+) -> Result<u64> {
     let mut sql = String::from("SELECT COUNT(*) FROM index_entry WHERE index_id = ?");
     let mut params = vec![SqlValue::Integer(index_id)];
     range_conditions("key", range, &mut sql, &mut params);

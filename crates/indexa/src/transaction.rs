@@ -478,7 +478,10 @@ impl Transaction {
     /// Records a changed key generator; it is written to storage at commit.
     pub(crate) fn set_key_generator(&self, store_id: i64, generator: KeyGenerator) {
         let mut state = self.state.borrow_mut();
-        let entry = state.generators.entry(store_id).or_insert((generator, false));
+        let entry = state
+            .generators
+            .entry(store_id)
+            .or_insert((generator, false));
         if entry.0 != generator {
             *entry = (generator, true);
         }

@@ -47,6 +47,24 @@ impl Value {
         }
     }
 
+    /// True when arrays and objects nest deeper than `limit` levels (a scalar is depth 0).
+    /// Iterative, so any depth is safe to measure.
+    pub(crate) fn nests_deeper_than(&self, limit: usize) -> bool {
+        let mut stack = vec![(self, 0usize)];
+        while let Some((value, depth)) = stack.pop() {
+            let children: Box<dyn Iterator<Item = &Value>> = match value {
+                Value::Array(items) => Box::new(items.iter()),
+                Value::Object(map) => Box::new(map.values()),
+                _ => continue,
+            };
+            if depth + 1 > limit {
+                return true;
+            }
+            stack.extend(children.map(|child| (child, depth + 1)));
+        }
+        false
+    }
+
     /// A string value from Rust text.
     pub fn string(s: &str) -> Value {
         Value::String(Utf16String::from(s))

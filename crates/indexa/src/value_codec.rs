@@ -50,7 +50,7 @@ pub const VALUE_FORMAT_VERSION: u8 = 1;
 
 /// The deepest nesting of arrays and objects [`decode_value`] accepts; a value at top level is
 /// at depth 0, its elements at depth 1, and so on.
-pub const MAX_VALUE_DEPTH: usize = 2048;
+pub const MAX_VALUE_DEPTH: usize = 512;
 
 const TAG_UNDEFINED: u8 = 0x00;
 const TAG_NULL: u8 = 0x01;

@@ -6,7 +6,9 @@ use std::path::PathBuf;
 use indexa::{parse_value, Factory, Key, KeyPath, Query, TransactionMode, Value};
 
 fn data_file(name: &str) -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../../shared/data").join(name)
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("../../../shared/data")
+        .join(name)
 }
 
 fn keys(names: &[&str]) -> Vec<Key> {
@@ -25,7 +27,8 @@ fn countries_with_nested_multi_entry_and_plain_indexes() {
         let factory = Factory::open_dir(dir.path()).unwrap();
         let db = factory
             .open("world", Some(1), |tx, _, _| {
-                let store = tx.create_object_store("countries", Some(KeyPath::parse("cca3")?), false)?;
+                let store =
+                    tx.create_object_store("countries", Some(KeyPath::parse("cca3")?), false)?;
                 store.create_index("name", KeyPath::parse("name.common")?, false, false)?;
                 store.create_index("borders", KeyPath::parse("borders")?, false, true)?;
                 store.create_index("region", KeyPath::parse("region")?, false, false)?;
@@ -41,7 +44,9 @@ fn countries_with_nested_multi_entry_and_plain_indexes() {
     let factory = Factory::open_dir(dir.path()).unwrap();
     let db = factory.open("world", None, |_, _, _| Ok(())).unwrap();
     assert_eq!(db.version(), 1);
-    let tx = db.transaction(&["countries"], TransactionMode::ReadOnly).unwrap();
+    let tx = db
+        .transaction(&["countries"], TransactionMode::ReadOnly)
+        .unwrap();
     let store = tx.object_store("countries").unwrap();
     assert_eq!(store.count(None).unwrap(), 250);
 
@@ -51,7 +56,11 @@ fn countries_with_nested_multi_entry_and_plain_indexes() {
         keys(&["AUT", "BEL", "CHE", "CZE", "DNK", "FRA", "LUX", "NLD", "POL"])
     );
     assert_eq!(
-        store.index("region").unwrap().count(Some(Key::from("Europe").into())).unwrap(),
+        store
+            .index("region")
+            .unwrap()
+            .count(Some(Key::from("Europe").into()))
+            .unwrap(),
         53
     );
     let first_three = store
@@ -65,10 +74,17 @@ fn countries_with_nested_multi_entry_and_plain_indexes() {
         .collect();
     assert_eq!(
         names,
-        [&Value::from("Afghanistan"), &Value::from("Albania"), &Value::from("Algeria")]
+        [
+            &Value::from("Afghanistan"),
+            &Value::from("Albania"),
+            &Value::from("Algeria")
+        ]
     );
     assert_eq!(
         factory.databases().unwrap(),
-        [indexa::DatabaseInfo { name: "world".into(), version: 1 }]
+        [indexa::DatabaseInfo {
+            name: "world".into(),
+            version: 1
+        }]
     );
 }

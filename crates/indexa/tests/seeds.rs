@@ -24,7 +24,7 @@ fn open_with(
 
 #[test]
 fn seed_000_each_store_has_its_own_generator() {
-    let factory = Factory::in_memory();
+    let factory = Factory::temporary().unwrap();
     let mut keys = Vec::new();
     factory
         .open("db", Some(1), |tx, _, _| {
@@ -42,7 +42,7 @@ fn seed_000_each_store_has_its_own_generator() {
 
 #[test]
 fn seed_000_failed_insertion_does_not_update_the_generator() {
-    let factory = Factory::in_memory();
+    let factory = Factory::temporary().unwrap();
     factory
         .open("db", Some(1), |tx, _, _| {
             let store = tx.create_object_store("store1", None, true)?;
@@ -61,7 +61,7 @@ fn seed_000_failed_insertion_does_not_update_the_generator() {
 
 #[test]
 fn seed_000_delete_and_clear_never_reset_the_generator() {
-    let factory = Factory::in_memory();
+    let factory = Factory::temporary().unwrap();
     factory
         .open("db", Some(1), |tx, _, _| {
             let store = tx.create_object_store("store1", None, true)?;
@@ -92,7 +92,11 @@ fn explicit_key_sequence(put: &dyn Fn(&str, Option<Key>) -> indexa::Result<Key>)
         ("g", None, n(9.0)),
         ("h", Some(Key::from("foo")), Key::from("foo")),
         ("i", None, n(10.0)),
-        ("j", Some(Key::Array(vec![n(1000.0)])), Key::Array(vec![n(1000.0)])),
+        (
+            "j",
+            Some(Key::Array(vec![n(1000.0)])),
+            Key::Array(vec![n(1000.0)]),
+        ),
         ("k", None, n(11.0)),
     ];
     for (value, key, expected) in steps {
@@ -102,11 +106,13 @@ fn explicit_key_sequence(put: &dyn Fn(&str, Option<Key>) -> indexa::Result<Key>)
 
 #[test]
 fn seed_000_explicit_keys_out_of_line() {
-    let factory = Factory::in_memory();
+    let factory = Factory::temporary().unwrap();
     let db = open_with(&factory, |tx| {
         tx.create_object_store("store1", None, true).map(|_| ())
     });
-    let tx = db.transaction(&["store1"], TransactionMode::ReadWrite).unwrap();
+    let tx = db
+        .transaction(&["store1"], TransactionMode::ReadWrite)
+        .unwrap();
     let store = tx.object_store("store1").unwrap();
     explicit_key_sequence(&|value, key| store.put(Value::from(value), key));
     tx.commit().unwrap();
@@ -114,12 +120,14 @@ fn seed_000_explicit_keys_out_of_line() {
 
 #[test]
 fn seed_000_explicit_keys_in_line() {
-    let factory = Factory::in_memory();
+    let factory = Factory::temporary().unwrap();
     let db = open_with(&factory, |tx| {
         tx.create_object_store("store1", Some(KeyPath::parse("id")?), true)
             .map(|_| ())
     });
-    let tx = db.transaction(&["store1"], TransactionMode::ReadWrite).unwrap();
+    let tx = db
+        .transaction(&["store1"], TransactionMode::ReadWrite)
+        .unwrap();
     let store = tx.object_store("store1").unwrap();
     explicit_key_sequence(&|value, key| {
         let mut object = indexa::Object::new();
@@ -135,14 +143,20 @@ fn seed_000_explicit_keys_in_line() {
 
 #[test]
 fn seed_000_abort_rolls_back_the_generator() {
-    let factory = Factory::in_memory();
-    let db = open_with(&factory, |tx| tx.create_object_store("store", None, true).map(|_| ()));
-    let trans1 = db.transaction(&["store"], TransactionMode::ReadWrite).unwrap();
+    let factory = Factory::temporary().unwrap();
+    let db = open_with(&factory, |tx| {
+        tx.create_object_store("store", None, true).map(|_| ())
+    });
+    let trans1 = db
+        .transaction(&["store"], TransactionMode::ReadWrite)
+        .unwrap();
     let store_t1 = trans1.object_store("store").unwrap();
     assert_eq!(store_t1.put(v(r#""a""#), None).unwrap(), n(1.0));
     assert_eq!(store_t1.put(v(r#""b""#), None).unwrap(), n(2.0));
     trans1.abort();
-    let trans2 = db.transaction(&["store"], TransactionMode::ReadWrite).unwrap();
+    let trans2 = db
+        .transaction(&["store"], TransactionMode::ReadWrite)
+        .unwrap();
     let store_t2 = trans2.object_store("store").unwrap();
     assert_eq!(store_t2.put(v(r#""c""#), None).unwrap(), n(1.0));
     assert_eq!(store_t2.put(v(r#""d""#), None).unwrap(), n(2.0));
@@ -151,7 +165,7 @@ fn seed_000_abort_rolls_back_the_generator() {
 
 #[test]
 fn seed_000_key_injection() {
-    let factory = Factory::in_memory();
+    let factory = Factory::temporary().unwrap();
     let db = open_with(&factory, |tx| {
         tx.create_object_store("bar", Some(KeyPath::parse("foo.bar")?), true)?;
         tx.create_object_store("baz", Some(KeyPath::parse("foo.bar.baz")?), true)?;
@@ -184,8 +198,10 @@ fn seed_000_key_injection() {
 
 #[test]
 fn seed_000_generator_limit_is_2_pow_53() {
-    let factory = Factory::in_memory();
-    let db = open_with(&factory, |tx| tx.create_object_store("s", None, true).map(|_| ()));
+    let factory = Factory::temporary().unwrap();
+    let db = open_with(&factory, |tx| {
+        tx.create_object_store("s", None, true).map(|_| ())
+    });
     let tx = db.transaction(&["s"], TransactionMode::ReadWrite).unwrap();
     let s = tx.object_store("s").unwrap();
     assert_eq!(
@@ -203,22 +219,29 @@ fn seed_000_generator_limit_is_2_pow_53() {
 
 #[test]
 fn seed_003_eventos_gaps_are_never_reused() {
-    let factory = Factory::in_memory();
+    let factory = Factory::temporary().unwrap();
     let db = open_with(&factory, |tx| {
         tx.create_object_store("eventos", Some(KeyPath::parse("id")?), true)
             .map(|_| ())
     });
-    let tx = db.transaction(&["eventos"], TransactionMode::ReadWrite).unwrap();
+    let tx = db
+        .transaction(&["eventos"], TransactionMode::ReadWrite)
+        .unwrap();
     let eventos = tx.object_store("eventos").unwrap();
     assert_eq!(eventos.put(v(r#"{"texto":"uno"}"#), None).unwrap(), n(1.0));
     assert_eq!(eventos.put(v(r#"{"texto":"dos"}"#), None).unwrap(), n(2.0));
     eventos.delete(n(2.0)).unwrap();
     assert_eq!(eventos.put(v(r#"{"texto":"tres"}"#), None).unwrap(), n(3.0));
     assert_eq!(
-        eventos.put(v(r#"{"id":900,"texto":"manual"}"#), None).unwrap(),
+        eventos
+            .put(v(r#"{"id":900,"texto":"manual"}"#), None)
+            .unwrap(),
         n(900.0)
     );
-    assert_eq!(eventos.put(v(r#"{"texto":"cuatro"}"#), None).unwrap(), n(901.0));
+    assert_eq!(
+        eventos.put(v(r#"{"texto":"cuatro"}"#), None).unwrap(),
+        n(901.0)
+    );
     assert_eq!(
         eventos.get(n(1.0)).unwrap(),
         Some(v(r#"{"texto":"uno","id":1}"#))
@@ -228,7 +251,7 @@ fn seed_003_eventos_gaps_are_never_reused() {
 
 #[test]
 fn seed_003_in_line_and_out_of_line_keys() {
-    let factory = Factory::in_memory();
+    let factory = Factory::temporary().unwrap();
     let db = open_with(&factory, |tx| {
         tx.create_object_store("libros", Some(KeyPath::parse("isbn")?), false)?;
         tx.create_object_store("miniaturas", None, false)?;
@@ -255,7 +278,10 @@ fn seed_003_in_line_and_out_of_line_keys() {
     let miniaturas = tx.object_store("miniaturas").unwrap();
     assert_eq!(
         miniaturas
-            .put(Value::Binary(vec![1, 2, 3]), Some(Key::from("portada-978-84")))
+            .put(
+                Value::Binary(vec![1, 2, 3]),
+                Some(Key::from("portada-978-84"))
+            )
             .unwrap(),
         Key::from("portada-978-84")
     );
@@ -272,7 +298,7 @@ fn seed_003_in_line_and_out_of_line_keys() {
 /// The `notas` store of seed 003 with all four indexes, and the queries the seed shows.
 #[test]
 fn seed_003_notas_indexes_and_queries() {
-    let factory = Factory::in_memory();
+    let factory = Factory::temporary().unwrap();
     let db = open_with(&factory, |tx| {
         let notas = tx.create_object_store("notas", Some(KeyPath::parse("id")?), false)?;
         notas.create_index("por_fecha", KeyPath::parse("creado")?, false, false)?;
@@ -286,7 +312,9 @@ fn seed_003_notas_indexes_and_queries() {
         notas.create_index("por_etiqueta", KeyPath::parse("etiquetas")?, false, true)?;
         Ok(())
     });
-    let tx = db.transaction(&["notas"], TransactionMode::ReadWrite).unwrap();
+    let tx = db
+        .transaction(&["notas"], TransactionMode::ReadWrite)
+        .unwrap();
     let notas = tx.object_store("notas").unwrap();
     for text in [
         r#"{"id":1,"uuid":"u1","libreta":"trabajo","creado":{"$date":300},"etiquetas":["local-first","rust"]}"#,
@@ -303,7 +331,14 @@ fn seed_003_notas_indexes_and_queries() {
         .unwrap_err();
     assert_eq!(err.name(), "ConstraintError");
     assert_eq!(notas.count(None).unwrap(), 5);
-    assert_eq!(notas.index("por_libreta_fecha").unwrap().count(None).unwrap(), 5);
+    assert_eq!(
+        notas
+            .index("por_libreta_fecha")
+            .unwrap()
+            .count(None)
+            .unwrap(),
+        5
+    );
 
     // Compound prefix: bound(["trabajo"], ["trabajo", []]) — all of one libreta, by date.
     let libreta = notas.index("por_libreta_fecha").unwrap();
@@ -339,9 +374,19 @@ fn seed_003_notas_indexes_and_queries() {
     // getAll(rango, 20), getAllKeys(rango, 20), count(rango).
     let all = fecha.get_all(Query::from(rango.clone()).count(20)).unwrap();
     let ids: Vec<&Value> = all.iter().map(|r| r.get("id").unwrap()).collect();
-    assert_eq!(ids, [&Value::from(2), &Value::from(3), &Value::from(1), &Value::from(4)]);
     assert_eq!(
-        fecha.get_all_keys(Query::from(rango.clone()).count(2)).unwrap(),
+        ids,
+        [
+            &Value::from(2),
+            &Value::from(3),
+            &Value::from(1),
+            &Value::from(4)
+        ]
+    );
+    assert_eq!(
+        fecha
+            .get_all_keys(Query::from(rango.clone()).count(2))
+            .unwrap(),
         [n(2.0), n(3.0)]
     );
     assert_eq!(fecha.count(Some(rango)).unwrap(), 4);
@@ -372,7 +417,7 @@ fn seed_003_notas_indexes_and_queries() {
 
 #[test]
 fn seed_003_unique_index_over_duplicates_fails_the_upgrade() {
-    let factory = Factory::in_memory();
+    let factory = Factory::temporary().unwrap();
     open_with(&factory, |tx| {
         let notas = tx.create_object_store("notas", Some(KeyPath::parse("id")?), false)?;
         notas.put(v(r#"{"id":1,"uuid":"x"}"#), None)?;
@@ -391,14 +436,21 @@ fn seed_003_unique_index_over_duplicates_fails_the_upgrade() {
     // The database is exactly as before: version 1, no index.
     let db = factory.open("db", None, |_, _, _| Ok(())).unwrap();
     assert_eq!(db.version(), 1);
-    let tx = db.transaction(&["notas"], TransactionMode::ReadOnly).unwrap();
-    assert!(tx.object_store("notas").unwrap().index_names().unwrap().is_empty());
+    let tx = db
+        .transaction(&["notas"], TransactionMode::ReadOnly)
+        .unwrap();
+    assert!(tx
+        .object_store("notas")
+        .unwrap()
+        .index_names()
+        .unwrap()
+        .is_empty());
     assert_eq!(tx.object_store("notas").unwrap().count(None).unwrap(), 2);
 }
 
 #[test]
 fn seed_003_prefix_range_is_exact() {
-    let factory = Factory::in_memory();
+    let factory = Factory::temporary().unwrap();
     let db = open_with(&factory, |tx| {
         let s = tx.create_object_store("p", Some(KeyPath::parse("nombre")?), false)?;
         for name in ["ma", "mar", "marta", "mar\u{FFFF}z", "mas", "Mar"] {
@@ -416,7 +468,12 @@ fn seed_003_prefix_range_is_exact() {
         [Key::from("mar"), Key::from("marta")]
     );
     assert_eq!(
-        s.get_all_keys(Query::from(KeyRange::prefix("mar"))).unwrap(),
-        [Key::from("mar"), Key::from("marta"), Key::from("mar\u{FFFF}z")]
+        s.get_all_keys(Query::from(KeyRange::prefix("mar")))
+            .unwrap(),
+        [
+            Key::from("mar"),
+            Key::from("marta"),
+            Key::from("mar\u{FFFF}z")
+        ]
     );
 }

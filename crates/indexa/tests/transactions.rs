@@ -7,7 +7,7 @@ fn v(text: &str) -> Value {
 }
 
 fn factory_with_store() -> (Factory, indexa::Database) {
-    let factory = Factory::in_memory();
+    let factory = Factory::temporary().unwrap();
     let db = factory
         .open("db", Some(1), |tx, _, _| {
             let s = tx.create_object_store("s", Some(KeyPath::parse("id")?), false)?;
@@ -25,8 +25,14 @@ fn readonly_transactions_refuse_writes() {
     let (_f, db) = factory_with_store();
     let tx = db.transaction(&["s"], TransactionMode::ReadOnly).unwrap();
     let s = tx.object_store("s").unwrap();
-    assert_eq!(s.put(v(r#"{"id":1}"#), None).unwrap_err().name(), "ReadOnlyError");
-    assert_eq!(s.add(v(r#"{"id":1}"#), None).unwrap_err().name(), "ReadOnlyError");
+    assert_eq!(
+        s.put(v(r#"{"id":1}"#), None).unwrap_err().name(),
+        "ReadOnlyError"
+    );
+    assert_eq!(
+        s.add(v(r#"{"id":1}"#), None).unwrap_err().name(),
+        "ReadOnlyError"
+    );
     assert_eq!(s.delete(Key::from(1)).unwrap_err().name(), "ReadOnlyError");
     assert_eq!(s.clear().unwrap_err().name(), "ReadOnlyError");
 }
@@ -35,19 +41,28 @@ fn readonly_transactions_refuse_writes() {
 fn scope_and_lifecycle_errors() {
     let (_f, db) = factory_with_store();
     assert_eq!(
-        db.transaction(&[], TransactionMode::ReadOnly).unwrap_err().name(),
+        db.transaction(&[], TransactionMode::ReadOnly)
+            .unwrap_err()
+            .name(),
         "InvalidAccessError"
     );
     assert_eq!(
-        db.transaction(&["nope"], TransactionMode::ReadOnly).unwrap_err().name(),
+        db.transaction(&["nope"], TransactionMode::ReadOnly)
+            .unwrap_err()
+            .name(),
         "NotFoundError"
     );
     assert_eq!(
-        db.transaction(&["s"], TransactionMode::VersionChange).unwrap_err().name(),
+        db.transaction(&["s"], TransactionMode::VersionChange)
+            .unwrap_err()
+            .name(),
         "TypeError"
     );
     let tx = db.transaction(&["s"], TransactionMode::ReadWrite).unwrap();
-    assert_eq!(tx.object_store("other").unwrap_err().name(), "NotFoundError");
+    assert_eq!(
+        tx.object_store("other").unwrap_err().name(),
+        "NotFoundError"
+    );
     assert_eq!(tx.object_store_names(), ["s"]);
     let s = tx.object_store("s").unwrap();
     s.put(v(r#"{"id":1}"#), None).unwrap();
@@ -63,13 +78,24 @@ fn scope_and_lifecycle_errors() {
         "InvalidStateError"
     );
     tx.commit().unwrap();
-    assert_eq!(s.get(Key::from(1)).unwrap_err().name(), "TransactionInactiveError");
-    assert_eq!(s.put(v(r#"{"id":2}"#), None).unwrap_err().name(), "TransactionInactiveError");
+    assert_eq!(
+        s.get(Key::from(1)).unwrap_err().name(),
+        "TransactionInactiveError"
+    );
+    assert_eq!(
+        s.put(v(r#"{"id":2}"#), None).unwrap_err().name(),
+        "TransactionInactiveError"
+    );
     assert_eq!(tx.commit().unwrap_err().name(), "TransactionInactiveError");
-    assert_eq!(tx.object_store("s").unwrap_err().name(), "TransactionInactiveError");
+    assert_eq!(
+        tx.object_store("s").unwrap_err().name(),
+        "TransactionInactiveError"
+    );
     db.close();
     assert_eq!(
-        db.transaction(&["s"], TransactionMode::ReadOnly).unwrap_err().name(),
+        db.transaction(&["s"], TransactionMode::ReadOnly)
+            .unwrap_err()
+            .name(),
         "InvalidStateError"
     );
 }
@@ -78,13 +104,22 @@ fn scope_and_lifecycle_errors() {
 fn dropping_or_aborting_reverts_everything() {
     let (_f, db) = factory_with_store();
     {
-        let tx = db.transaction(&["s", "other"], TransactionMode::ReadWrite).unwrap();
-        tx.object_store("s").unwrap().put(v(r#"{"id":1}"#), None).unwrap();
+        let tx = db
+            .transaction(&["s", "other"], TransactionMode::ReadWrite)
+            .unwrap();
+        tx.object_store("s")
+            .unwrap()
+            .put(v(r#"{"id":1}"#), None)
+            .unwrap();
         tx.object_store("other").unwrap().put(v("1"), None).unwrap();
         // Dropped without commit.
     }
     let tx = db
-        .transaction_with_durability(&["s", "other"], TransactionMode::ReadWrite, Durability::Relaxed)
+        .transaction_with_durability(
+            &["s", "other"],
+            TransactionMode::ReadWrite,
+            Durability::Relaxed,
+        )
         .unwrap();
     assert_eq!(tx.object_store("s").unwrap().count(None).unwrap(), 0);
     let other = tx.object_store("other").unwrap();
@@ -92,8 +127,13 @@ fn dropping_or_aborting_reverts_everything() {
     assert_eq!(other.put(v("1"), None).unwrap(), Key::from(1));
     tx.abort();
     assert!(tx.is_finished() && !tx.was_committed());
-    let tx = db.transaction(&["other"], TransactionMode::ReadOnly).unwrap();
-    assert_eq!(tx.object_store("other").unwrap().current_number().unwrap(), Some(1));
+    let tx = db
+        .transaction(&["other"], TransactionMode::ReadOnly)
+        .unwrap();
+    assert_eq!(
+        tx.object_store("other").unwrap().current_number().unwrap(),
+        Some(1)
+    );
 }
 
 #[test]
@@ -101,30 +141,54 @@ fn failed_requests_leave_no_trace() {
     let (_f, db) = factory_with_store();
     let tx = db.transaction(&["s"], TransactionMode::ReadWrite).unwrap();
     let s = tx.object_store("s").unwrap();
-    s.put(v(r#"{"id":1,"email":"a@x","tags":["x","y"]}"#), None).unwrap();
+    s.put(v(r#"{"id":1,"email":"a@x","tags":["x","y"]}"#), None)
+        .unwrap();
     // add over an existing key.
     assert_eq!(
-        s.add(v(r#"{"id":1,"email":"b@x"}"#), None).unwrap_err().name(),
+        s.add(v(r#"{"id":1,"email":"b@x"}"#), None)
+            .unwrap_err()
+            .name(),
         "ConstraintError"
     );
     // put of another record that collides on the unique index.
     assert_eq!(
-        s.put(v(r#"{"id":2,"email":"a@x","tags":["z"]}"#), None).unwrap_err().name(),
+        s.put(v(r#"{"id":2,"email":"a@x","tags":["z"]}"#), None)
+            .unwrap_err()
+            .name(),
         "ConstraintError"
     );
     // put replacing record 1 with an invalid key path value.
-    assert_eq!(s.put(v(r#"{"id":null}"#), None).unwrap_err().name(), "DataError");
-    assert_eq!(s.put(v(r#"{"nothing":1}"#), None).unwrap_err().name(), "DataError");
+    assert_eq!(
+        s.put(v(r#"{"id":null}"#), None).unwrap_err().name(),
+        "DataError"
+    );
+    assert_eq!(
+        s.put(v(r#"{"nothing":1}"#), None).unwrap_err().name(),
+        "DataError"
+    );
     assert_eq!(s.count(None).unwrap(), 1);
     assert_eq!(s.index("tags").unwrap().count(None).unwrap(), 2);
-    assert_eq!(s.index("tags").unwrap().count(Some(Key::from("z").into())).unwrap(), 0);
+    assert_eq!(
+        s.index("tags")
+            .unwrap()
+            .count(Some(Key::from("z").into()))
+            .unwrap(),
+        0
+    );
     assert_eq!(
         s.get(Key::from(1)).unwrap(),
         Some(v(r#"{"id":1,"email":"a@x","tags":["x","y"]}"#))
     );
     // Replacing a record with itself keeps its unique key; index entries follow the value.
-    s.put(v(r#"{"id":1,"email":"a@x","tags":["q"]}"#), None).unwrap();
-    assert_eq!(s.index("tags").unwrap().get_all_keys(Key::from("q")).unwrap(), [Key::from(1)]);
+    s.put(v(r#"{"id":1,"email":"a@x","tags":["q"]}"#), None)
+        .unwrap();
+    assert_eq!(
+        s.index("tags")
+            .unwrap()
+            .get_all_keys(Key::from("q"))
+            .unwrap(),
+        [Key::from(1)]
+    );
     assert_eq!(s.index("tags").unwrap().count(None).unwrap(), 1);
     // The transaction is still usable and commits.
     tx.commit().unwrap();
@@ -132,9 +196,12 @@ fn failed_requests_leave_no_trace() {
 
 #[test]
 fn versions_and_failed_upgrades() {
-    let factory = Factory::in_memory();
+    let factory = Factory::temporary().unwrap();
     assert_eq!(
-        factory.open("db", Some(0), |_, _, _| Ok(())).unwrap_err().name(),
+        factory
+            .open("db", Some(0), |_, _, _| Ok(()))
+            .unwrap_err()
+            .name(),
         "TypeError"
     );
     // A failed first upgrade leaves no database behind.
@@ -155,7 +222,10 @@ fn versions_and_failed_upgrades() {
         .unwrap();
     assert_eq!(db.version(), 1);
     assert_eq!(
-        factory.open("db", Some(0), |_, _, _| Ok(())).unwrap_err().name(),
+        factory
+            .open("db", Some(0), |_, _, _| Ok(()))
+            .unwrap_err()
+            .name(),
         "TypeError"
     );
     // An aborted upgrade leaves version and schema as they were.
@@ -173,7 +243,9 @@ fn versions_and_failed_upgrades() {
     assert_eq!(db.version(), 1);
     assert_eq!(db.object_store_names(), ["s"]);
     assert_eq!(
-        factory.open("db", Some(1), |_, _, _| Ok(())).map(|d| d.version()),
+        factory
+            .open("db", Some(1), |_, _, _| Ok(()))
+            .map(|d| d.version()),
         Ok(1)
     );
     let upgraded = factory
@@ -184,12 +256,18 @@ fn versions_and_failed_upgrades() {
         .unwrap();
     assert_eq!(upgraded.object_store_names(), ["renamed"]);
     assert_eq!(
-        factory.open("db", Some(1), |_, _, _| Ok(())).unwrap_err().name(),
+        factory
+            .open("db", Some(1), |_, _, _| Ok(()))
+            .unwrap_err()
+            .name(),
         "VersionError"
     );
     assert_eq!(factory.delete_database("db").unwrap(), 2);
     assert_eq!(
-        upgraded.transaction(&["renamed"], TransactionMode::ReadOnly).unwrap_err().name(),
+        upgraded
+            .transaction(&["renamed"], TransactionMode::ReadOnly)
+            .unwrap_err()
+            .name(),
         "InvalidStateError"
     );
     assert_eq!(factory.delete_database("db").unwrap(), 0);
@@ -197,7 +275,7 @@ fn versions_and_failed_upgrades() {
 
 #[test]
 fn schema_errors_use_spec_names() {
-    let factory = Factory::in_memory();
+    let factory = Factory::temporary().unwrap();
     factory
         .open("db", Some(1), |tx, _, _| {
             let s = tx.create_object_store("s", None, false)?;
@@ -235,7 +313,10 @@ fn schema_errors_use_spec_names() {
             let t = tx.create_object_store("t", None, false)?;
             t.create_index("i", KeyPath::parse("x")?, false, false)?;
             assert_eq!(s.delete_index("nope").unwrap_err().name(), "NotFoundError");
-            assert_eq!(tx.delete_object_store("nope").unwrap_err().name(), "NotFoundError");
+            assert_eq!(
+                tx.delete_object_store("nope").unwrap_err().name(),
+                "NotFoundError"
+            );
             let i = s.index("i")?;
             i.rename("j")?;
             assert_eq!(s.index_names()?, ["j"]);
@@ -244,7 +325,10 @@ fn schema_errors_use_spec_names() {
             s.delete_index("j")?;
             assert_eq!(i.name().unwrap_err().name(), "InvalidStateError");
             tx.delete_object_store("t")?;
-            assert_eq!(t.put(v("1"), Some(Key::from(1))).unwrap_err().name(), "InvalidStateError");
+            assert_eq!(
+                t.put(v("1"), Some(Key::from(1))).unwrap_err().name(),
+                "InvalidStateError"
+            );
             assert_eq!(tx.object_store_names(), ["s"]);
             Ok(())
         })
@@ -253,7 +337,7 @@ fn schema_errors_use_spec_names() {
 
 #[test]
 fn creating_an_index_populates_it_and_skips_records_without_keys() {
-    let factory = Factory::in_memory();
+    let factory = Factory::temporary().unwrap();
     factory
         .open("db", Some(1), |tx, _, _| {
             let s = tx.create_object_store("movies", None, true)?;
@@ -263,7 +347,10 @@ fn creating_an_index_populates_it_and_skips_records_without_keys() {
             s.put(v(r#"{"genre":"Comedy"}"#), None)?;
             let ix = s.create_index("genre", KeyPath::parse("genre")?, true, false)?;
             assert_eq!(ix.count(None)?, 2);
-            assert_eq!(ix.get_all_keys(indexa::Query::all())?, [Key::from(4), Key::from(1)]);
+            assert_eq!(
+                ix.get_all_keys(indexa::Query::all())?,
+                [Key::from(4), Key::from(1)]
+            );
             Ok(())
         })
         .unwrap();
@@ -281,7 +368,11 @@ fn readers_run_beside_a_writer_and_see_a_snapshot() {
         })
         .unwrap();
     let writer = db.transaction(&["s"], TransactionMode::ReadWrite).unwrap();
-    writer.object_store("s").unwrap().put(v("1"), Some(Key::from("n"))).unwrap();
+    writer
+        .object_store("s")
+        .unwrap()
+        .put(v("1"), Some(Key::from("n")))
+        .unwrap();
     let db = std::sync::Arc::new(db);
     let readers: Vec<_> = (0..4)
         .map(|_| {
@@ -297,7 +388,10 @@ fn readers_run_beside_a_writer_and_see_a_snapshot() {
     }
     writer.commit().unwrap();
     let tx = db.transaction(&["s"], TransactionMode::ReadOnly).unwrap();
-    assert_eq!(tx.object_store("s").unwrap().get(Key::from("n")).unwrap(), Some(v("1")));
+    assert_eq!(
+        tx.object_store("s").unwrap().get(Key::from("n")).unwrap(),
+        Some(v("1"))
+    );
 }
 
 #[test]
@@ -308,16 +402,74 @@ fn database_names_never_escape_the_directory() {
     let long = "x".repeat(10_000);
     for name in ["../../etc/x", "CON", "", "a/b\\c", "ñ 🚀", long.as_str()] {
         let db = factory
-            .open(name, Some(1), |tx, _, _| tx.create_object_store("s", None, false).map(|_| ()))
+            .open(name, Some(1), |tx, _, _| {
+                tx.create_object_store("s", None, false).map(|_| ())
+            })
             .unwrap();
         assert_eq!(db.name(), name);
     }
-    let mut listed: Vec<String> = factory.databases().unwrap().into_iter().map(|d| d.name).collect();
+    let mut listed: Vec<String> = factory
+        .databases()
+        .unwrap()
+        .into_iter()
+        .map(|d| d.name)
+        .collect();
     listed.sort();
     let mut expected = vec!["", "../../etc/x", "CON", "a/b\\c", "ñ 🚀", long.as_str()];
     expected.sort();
     assert_eq!(listed, expected);
     // Nothing was written outside the data directory.
-    let outside: Vec<_> = std::fs::read_dir(dir.path()).unwrap().map(|e| e.unwrap().file_name()).collect();
+    let outside: Vec<_> = std::fs::read_dir(dir.path())
+        .unwrap()
+        .map(|e| e.unwrap().file_name())
+        .collect();
     assert_eq!(outside, [std::ffi::OsString::from("data")]);
+}
+
+#[test]
+fn a_second_writer_on_the_same_thread_is_refused_not_deadlocked() {
+    let (_f, db) = factory_with_store();
+    let first = db.transaction(&["s"], TransactionMode::ReadWrite).unwrap();
+    assert_eq!(
+        db.transaction(&["other"], TransactionMode::ReadWrite)
+            .unwrap_err()
+            .name(),
+        "InvalidStateError"
+    );
+    // Readers are fine beside it.
+    let reader = db.transaction(&["s"], TransactionMode::ReadOnly).unwrap();
+    assert_eq!(reader.object_store("s").unwrap().count(None).unwrap(), 0);
+    first.commit().unwrap();
+    db.transaction(&["other"], TransactionMode::ReadWrite)
+        .unwrap()
+        .commit()
+        .unwrap();
+}
+
+fn nested(depth: usize) -> Value {
+    let mut value = Value::Null;
+    for _ in 0..depth {
+        value = Value::Array(vec![value]);
+    }
+    value
+}
+
+#[test]
+fn values_too_deep_to_read_back_are_refused() {
+    let (_f, db) = factory_with_store();
+    let tx = db
+        .transaction(&["other"], TransactionMode::ReadWrite)
+        .unwrap();
+    let other = tx.object_store("other").unwrap();
+    let deepest = nested(indexa::MAX_VALUE_DEPTH - 1);
+    let key = other.put(deepest.clone(), None).unwrap();
+    assert_eq!(other.get(key).unwrap(), Some(deepest));
+    assert_eq!(
+        other
+            .put(nested(indexa::MAX_VALUE_DEPTH), None)
+            .unwrap_err()
+            .name(),
+        "DataError"
+    );
+    assert_eq!(other.count(None).unwrap(), 1);
 }
