@@ -247,7 +247,10 @@ mod tests {
 
     #[test]
     fn value_to_key_conversion() {
-        assert_eq!(convert_value_to_key(&Value::Number(-0.0)), Some(Key::Number(0.0)));
+        assert_eq!(
+            convert_value_to_key(&Value::Number(-0.0)),
+            Some(Key::Number(0.0))
+        );
         assert_eq!(convert_value_to_key(&Value::Number(f64::NAN)), None);
         assert_eq!(convert_value_to_key(&Value::Date(f64::NAN)), None);
         assert_eq!(convert_value_to_key(&Value::Null), None);
