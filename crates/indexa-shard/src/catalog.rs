@@ -8,10 +8,9 @@
 //! - a sequence hands out a block with one `UPDATE … RETURNING`.
 
 use std::path::Path;
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 
 use deadpool_postgres::Pool;
-use parking_lot::Mutex;
 use rusqlite::{Connection, OptionalExtension, TransactionBehavior};
 
 use crate::config::Location;
@@ -273,27 +272,29 @@ impl Catalog {
                     )
                     .await
                     .map_err(|e| pg_error(&e))?;
-                let row = client
-                    .query_opt(&stmt, &[&floor, &count, &table, &column, &limit])
-                    .await
-                    .map_err(|e| pg_error(&e))?;
-                match row {
-                    Some(row) => Block::Start(to_u64(row.get(0))),
-                    None => {
-                        let exists = client
-                            .query_opt(
-                                "SELECT 1 FROM indexa_shard_sequence \
-                                 WHERE table_name = $1 AND column_name = $2",
-                                &[&table, &column],
-                            )
-                            .await
-                            .map_err(|e| pg_error(&e))?
-                            .is_some();
-                        if exists {
-                            Block::Exhausted
-                        } else {
-                            Block::Missing
-                        }
+                // The sequence may be created between the UPDATE and the check of its
+                // existence (the two statements see different snapshots): then try again.
+                loop {
+                    let row = client
+                        .query_opt(&stmt, &[&floor, &count, &table, &column, &limit])
+                        .await
+                        .map_err(|e| pg_error(&e))?;
+                    if let Some(row) = row {
+                        break Block::Start(to_u64(row.get(0)));
+                    }
+                    let next: Option<i64> = client
+                        .query_opt(
+                            "SELECT next_id FROM indexa_shard_sequence \
+                             WHERE table_name = $1 AND column_name = $2",
+                            &[&table, &column],
+                        )
+                        .await
+                        .map_err(|e| pg_error(&e))?
+                        .map(|row| row.get(0));
+                    match next {
+                        None => break Block::Missing,
+                        Some(next) if next.max(floor) > limit => break Block::Exhausted,
+                        Some(_) => continue,
                     }
                 }
             }

@@ -22,7 +22,7 @@ pub enum Error {
         /// The shard the refused INSERT ran on (where the row was written).
         shard: String,
         /// The generated id, as read from the statement (a number or a string).
-        id: Value,
+        id: Box<Value>,
         /// The shard the id was already mapped to.
         mapped_to: String,
         /// The table named by the caller, if any.

@@ -305,7 +305,7 @@ impl Router {
         }
         Error::GeneratedKeyCollision {
             shard: name.to_string(),
-            id,
+            id: Box::new(id),
             mapped_to,
             table: options.table.clone(),
             row_removed,

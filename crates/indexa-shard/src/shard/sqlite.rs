@@ -5,11 +5,10 @@
 //! processes may use it at the same time.
 
 use std::path::Path;
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use indexa::{Utf16String, Value};
-use parking_lot::Mutex;
 use rusqlite::types::{Value as SqlValue, ValueRef};
 use rusqlite::Connection;
 
@@ -34,9 +33,16 @@ where
     F: FnOnce(&mut Connection) -> Result<T> + Send + 'static,
 {
     let conn = Arc::clone(conn);
-    tokio::task::spawn_blocking(move || f(&mut conn.lock()))
-        .await
-        .map_err(|e| Error::coordinator(format!("SQLite worker stopped: {e}")))?
+    tokio::task::spawn_blocking(move || {
+        // A panic while the lock was held cannot leave a transaction open: rusqlite's
+        // `Transaction` rolls back when dropped during unwinding.
+        let mut guard = conn
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        f(&mut guard)
+    })
+    .await
+    .map_err(|e| Error::coordinator(format!("SQLite worker stopped: {e}")))?
 }
 
 pub(crate) struct SqliteShard {
@@ -148,8 +154,9 @@ fn to_sql_value(value: &Value) -> SqlValue {
 
 /// `n` as an `i64` when it is an integer that converts exactly.
 pub(crate) fn exact_i64(n: f64) -> Option<i64> {
-    // 2^63 is exactly representable; every integral f64 below it in magnitude fits an i64.
-    if n.fract() == 0.0 && n >= -9.223_372_036_854_775_808e18 && n < 9.223_372_036_854_775_808e18 {
+    // 2^63 is exactly representable; every integral f64 in [-2^63, 2^63) fits an i64.
+    const TWO_POW_63: f64 = 9_223_372_036_854_775_808.0;
+    if n.fract() == 0.0 && (-TWO_POW_63..TWO_POW_63).contains(&n) {
         Some(n as i64)
     } else {
         None

@@ -1,0 +1,438 @@
+//! Cursors (`IDBCursor`, `IDBCursorWithValue`) as resumable state.
+//!
+//! Source: <https://www.w3.org/TR/IndexedDB-3/#cursor-interface> and "iterate a cursor"
+//! (<https://www.w3.org/TR/IndexedDB-3/#iterate-a-cursor>).
+//!
+//! A [`Cursor`] holds only its position; every step takes the [`Transaction`] it was opened
+//! in, so a caller (such as a JavaScript binding) can advance it one request at a time.
+
+use std::str::FromStr;
+
+use crate::error::{Error, Result};
+use crate::key::Key;
+use crate::key_encoding::{decode_key, encode_key};
+use crate::key_path::{extract_key_from_value_using_key_path, KeyPathExtraction};
+use crate::key_range::{EncodedRange, KeyRange};
+use crate::object_store::{corrupt, encoded_or_all, ObjectStore};
+use crate::storage::{self, IndexStep, RawEntry};
+use crate::transaction::Transaction;
+use crate::value::Value;
+use crate::value_codec::decode_value;
+
+/// A cursor's direction (`IDBCursorDirection`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
+pub enum CursorDirection {
+    /// Ascending; every record (index entry).
+    #[default]
+    Next,
+    /// Ascending; for an index, only the first entry (lowest primary key) of each index key.
+    NextUnique,
+    /// Descending; every record (index entry).
+    Prev,
+    /// Descending; for an index, one entry per index key: the one with the lowest primary
+    /// key.
+    PrevUnique,
+}
+
+impl CursorDirection {
+    /// The spec's name: `next`, `nextunique`, `prev` or `prevunique`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            CursorDirection::Next => "next",
+            CursorDirection::NextUnique => "nextunique",
+            CursorDirection::Prev => "prev",
+            CursorDirection::PrevUnique => "prevunique",
+        }
+    }
+
+    /// True for `prev` and `prevunique`.
+    pub fn is_reverse(self) -> bool {
+        matches!(self, CursorDirection::Prev | CursorDirection::PrevUnique)
+    }
+
+    /// True for `nextunique` and `prevunique`.
+    pub fn is_unique(self) -> bool {
+        matches!(
+            self,
+            CursorDirection::NextUnique | CursorDirection::PrevUnique
+        )
+    }
+}
+
+impl FromStr for CursorDirection {
+    type Err = Error;
+
+    /// Parses the spec's name.
+    ///
+    /// # Errors
+    /// [`Error::Type`] for anything else.
+    fn from_str(s: &str) -> Result<CursorDirection> {
+        match s {
+            "next" => Ok(CursorDirection::Next),
+            "nextunique" => Ok(CursorDirection::NextUnique),
+            "prev" => Ok(CursorDirection::Prev),
+            "prevunique" => Ok(CursorDirection::PrevUnique),
+            other => Err(Error::Type(format!(
+                "{other:?} is not a cursor direction (next, nextunique, prev, prevunique)"
+            ))),
+        }
+    }
+}
+
+/// What a cursor iterates: an object store, or one of its indexes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct CursorSource {
+    store_id: i64,
+    index_id: Option<i64>,
+}
+
+impl CursorSource {
+    pub fn store(store_id: i64) -> CursorSource {
+        CursorSource {
+            store_id,
+            index_id: None,
+        }
+    }
+
+    pub fn index(store_id: i64, index_id: i64) -> CursorSource {
+        CursorSource {
+            store_id,
+            index_id: Some(index_id),
+        }
+    }
+}
+
+/// The record a cursor is on.
+#[derive(Debug, Clone, PartialEq)]
+struct Position {
+    key: Key,
+    primary_key: Key,
+    value: Option<Value>,
+    encoded_key: Vec<u8>,
+    encoded_primary_key: Vec<u8>,
+}
+
+/// A cursor: a position in an object store or index, in a range and a direction.
+///
+/// Opened on its first record by `open_cursor`/`open_key_cursor` of [`ObjectStore`] or
+/// [`crate::Index`]. [`Cursor::key`] is `None` once it has run past the end; from then on
+/// moving it is an [`Error::InvalidState`].
+#[derive(Debug, Clone)]
+pub struct Cursor {
+    serial: u64,
+    source: CursorSource,
+    range: EncodedRange,
+    direction: CursorDirection,
+    key_only: bool,
+    position: Option<Position>,
+}
+
+impl Cursor {
+    pub(crate) fn open(
+        tx: &Transaction,
+        source: CursorSource,
+        range: Option<KeyRange>,
+        direction: CursorDirection,
+        key_only: bool,
+    ) -> Result<Cursor> {
+        tx.check_active()?;
+        let mut cursor = Cursor {
+            serial: tx.serial(),
+            source,
+            range: encoded_or_all(&range),
+            direction,
+            key_only,
+            position: None,
+        };
+        cursor.iterate(tx, None, None, 1)?;
+        Ok(cursor)
+    }
+
+    /// The key at the position (the index key for an index cursor); `None` past the end.
+    pub fn key(&self) -> Option<&Key> {
+        self.position.as_ref().map(|p| &p.key)
+    }
+
+    /// The primary key at the position (`IDBCursor.primaryKey`); `None` past the end.
+    pub fn primary_key(&self) -> Option<&Key> {
+        self.position.as_ref().map(|p| &p.primary_key)
+    }
+
+    /// The value at the position; `None` past the end and for key cursors.
+    pub fn value(&self) -> Option<&Value> {
+        self.position.as_ref().and_then(|p| p.value.as_ref())
+    }
+
+    /// The cursor's direction.
+    pub fn direction(&self) -> CursorDirection {
+        self.direction
+    }
+
+    /// True for a cursor opened without values (`openKeyCursor`).
+    pub fn is_key_cursor(&self) -> bool {
+        self.key_only
+    }
+
+    /// True once the cursor has run past the end.
+    pub fn is_done(&self) -> bool {
+        self.position.is_none()
+    }
+
+    /// Checks shared by every move and write: the transaction is this cursor's and active,
+    /// the source exists, and the cursor is on a record.
+    fn check_usable(&self, tx: &Transaction) -> Result<()> {
+        tx.check_active()?;
+        if tx.serial() != self.serial {
+            return Err(Error::InvalidState(
+                "the cursor belongs to another transaction".into(),
+            ));
+        }
+        let schema = tx.schema();
+        let store = schema
+            .store_by_id(self.source.store_id)
+            .ok_or_else(|| Error::InvalidState("the cursor's object store was deleted".into()))?;
+        if let Some(index_id) = self.source.index_id {
+            if !store.indexes.values().any(|ix| ix.id == index_id) {
+                return Err(Error::InvalidState("the cursor's index was deleted".into()));
+            }
+        }
+        Ok(())
+    }
+
+    fn check_positioned(&self) -> Result<&Position> {
+        self.position
+            .as_ref()
+            .ok_or_else(|| Error::InvalidState("the cursor is past its end".into()))
+    }
+
+    /// Moves to the next record, or to the first at or beyond `key` in the cursor's direction
+    /// (`IDBCursor.continue`).
+    ///
+    /// # Errors
+    /// [`Error::TransactionInactive`]; [`Error::InvalidState`] if the cursor is past its end,
+    /// its source was deleted, or `tx` is not its transaction; [`Error::Data`] if `key` is not
+    /// beyond the current key in the cursor's direction.
+    pub fn continue_key(&mut self, tx: &Transaction, key: Option<&Key>) -> Result<()> {
+        self.check_usable(tx)?;
+        let position = self.check_positioned()?;
+        let target = key.map(encode_key);
+        if let Some(t) = &target {
+            let behind = if self.direction.is_reverse() {
+                *t >= position.encoded_key
+            } else {
+                *t <= position.encoded_key
+            };
+            if behind {
+                return Err(Error::Data(
+                    "the key is not beyond the cursor's position in its direction".into(),
+                ));
+            }
+        }
+        self.iterate(tx, target.as_deref(), None, 1)
+    }
+
+    /// Moves an index cursor to the first entry at or beyond (`key`, `primary_key`)
+    /// (`IDBCursor.continuePrimaryKey`).
+    ///
+    /// # Errors
+    /// [`Error::TransactionInactive`]; [`Error::InvalidState`] as for
+    /// [`Cursor::continue_key`]; [`Error::InvalidAccess`] for an object store cursor or a
+    /// `*unique` direction; [`Error::Data`] if (`key`, `primary_key`) is not strictly beyond
+    /// the position in the cursor's direction.
+    pub fn continue_primary_key(
+        &mut self,
+        tx: &Transaction,
+        key: &Key,
+        primary_key: &Key,
+    ) -> Result<()> {
+        self.check_usable(tx)?;
+        if self.source.index_id.is_none() {
+            return Err(Error::InvalidAccess(
+                "continuePrimaryKey needs an index cursor".into(),
+            ));
+        }
+        if self.direction.is_unique() {
+            return Err(Error::InvalidAccess(
+                "continuePrimaryKey needs the direction next or prev".into(),
+            ));
+        }
+        let position = self.check_positioned()?;
+        let k = encode_key(key);
+        let pk = encode_key(primary_key);
+        let target = (k.as_slice(), pk.as_slice());
+        let here = (
+            position.encoded_key.as_slice(),
+            position.encoded_primary_key.as_slice(),
+        );
+        let behind = if self.direction.is_reverse() {
+            target >= here
+        } else {
+            target <= here
+        };
+        if behind {
+            return Err(Error::Data(
+                "the key and primary key are not beyond the cursor's position in its direction"
+                    .into(),
+            ));
+        }
+        self.iterate(tx, Some(&k), Some(&pk), 1)
+    }
+
+    /// Moves `count` records on (`IDBCursor.advance`).
+    ///
+    /// # Errors
+    /// [`Error::Type`] if `count` is 0; otherwise as [`Cursor::continue_key`].
+    pub fn advance(&mut self, tx: &Transaction, count: u32) -> Result<()> {
+        if count == 0 {
+            return Err(Error::Type("advance() needs a count above 0".into()));
+        }
+        self.check_usable(tx)?;
+        self.check_positioned()?;
+        self.iterate(tx, None, None, count)
+    }
+
+    /// Replaces the record at the position (`IDBCursor.update`); returns its key. The
+    /// cursor's own position and value stay as they were.
+    ///
+    /// # Errors
+    /// [`Error::TransactionInactive`]; [`Error::ReadOnly`]; [`Error::InvalidState`] past the
+    /// end, for a key cursor, or as for [`Cursor::continue_key`]; [`Error::Data`] if the
+    /// store uses in-line keys and `value`'s key is not the record's key; otherwise as
+    /// [`ObjectStore::put`].
+    pub fn update(&self, tx: &Transaction, value: Value) -> Result<Key> {
+        self.check_usable(tx)?;
+        tx.check_writable()?;
+        let position = self.check_positioned()?;
+        if self.key_only {
+            return Err(Error::InvalidState(
+                "a key cursor has no value to update".into(),
+            ));
+        }
+        let store = ObjectStore::new(tx, self.source.store_id);
+        match store.key_path()? {
+            Some(kp) => {
+                match extract_key_from_value_using_key_path(&value, &kp, false) {
+                    KeyPathExtraction::Key(k) if k == position.primary_key => {}
+                    _ => {
+                        return Err(Error::Data(format!(
+                            "the value's key at key path {kp} must equal the cursor's primary key"
+                        )))
+                    }
+                }
+                store.put(value, None)
+            }
+            None => store.put(value, Some(position.primary_key.clone())),
+        }
+    }
+
+    /// Deletes the record at the position (`IDBCursor.delete`). The cursor's position and
+    /// value stay as they were.
+    ///
+    /// # Errors
+    /// [`Error::TransactionInactive`]; [`Error::ReadOnly`]; [`Error::InvalidState`] past the
+    /// end, for a key cursor, or as for [`Cursor::continue_key`].
+    pub fn delete(&self, tx: &Transaction) -> Result<()> {
+        self.check_usable(tx)?;
+        tx.check_writable()?;
+        let position = self.check_positioned()?;
+        if self.key_only {
+            return Err(Error::InvalidState("a key cursor cannot delete".into()));
+        }
+        ObjectStore::new(tx, self.source.store_id).delete(position.primary_key.clone())
+    }
+
+    /// Iterates the cursor `count` times (<https://www.w3.org/TR/IndexedDB-3/#iterate-a-cursor>),
+    /// the first step bounded below by `key` (and `primary_key`).
+    fn iterate(
+        &mut self,
+        tx: &Transaction,
+        key: Option<&[u8]>,
+        primary_key: Option<&[u8]>,
+        count: u32,
+    ) -> Result<()> {
+        let conn = tx.conn()?;
+        let descending = self.direction.is_reverse();
+        let with_value = !self.key_only;
+        let mut found: Option<RawEntry> = None;
+        let mut position = self
+            .position
+            .as_ref()
+            .map(|p| (p.encoded_key.clone(), p.encoded_primary_key.clone()));
+        for step in 0..count {
+            let (key, primary_key) = if step == 0 {
+                (key, primary_key)
+            } else {
+                (None, None)
+            };
+            found = match self.source.index_id {
+                None => storage::step_store(
+                    &conn,
+                    self.source.store_id,
+                    &self.range,
+                    descending,
+                    position.as_ref().map(|(k, _)| k.as_slice()),
+                    key,
+                    with_value,
+                )?
+                .map(|(k, v)| (k.clone(), k, v)),
+                Some(index_id) => {
+                    let here = position
+                        .as_ref()
+                        .map(|(k, pk)| (k.as_slice(), pk.as_slice()));
+                    let step = if self.direction.is_unique() {
+                        IndexStep {
+                            after: None,
+                            after_key: here.map(|(k, _)| k),
+                            target: key,
+                            target_primary_key: None,
+                        }
+                    } else {
+                        IndexStep {
+                            after: here,
+                            after_key: None,
+                            target: key,
+                            target_primary_key: primary_key,
+                        }
+                    };
+                    let entry = storage::step_index(
+                        &conn,
+                        index_id,
+                        self.source.store_id,
+                        &self.range,
+                        descending,
+                        &step,
+                        with_value,
+                    )?;
+                    match (entry, self.direction) {
+                        // prevunique lands on the lowest primary key of the index key found.
+                        (Some((k, _, _)), CursorDirection::PrevUnique) => {
+                            storage::first_entry_with_key(
+                                &conn,
+                                index_id,
+                                self.source.store_id,
+                                &k,
+                                with_value,
+                            )?
+                        }
+                        (entry, _) => entry,
+                    }
+                }
+            };
+            match &found {
+                None => break,
+                Some((k, pk, _)) => position = Some((k.clone(), pk.clone())),
+            }
+        }
+        self.position = match found {
+            None => None,
+            Some((k, pk, v)) => Some(Position {
+                key: decode_key(&k).map_err(corrupt)?,
+                primary_key: decode_key(&pk).map_err(corrupt)?,
+                value: v.map(|bytes| decode_value(&bytes)).transpose()?,
+                encoded_key: k,
+                encoded_primary_key: pk,
+            }),
+        };
+        Ok(())
+    }
+}

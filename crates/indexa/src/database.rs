@@ -1,0 +1,250 @@
+//! A database connection (`IDBDatabase`) and the state its connections share.
+//!
+//! Source: <https://www.w3.org/TR/IndexedDB-3/#database-interface>.
+
+use std::path::PathBuf;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Condvar, Mutex, MutexGuard};
+
+use rusqlite::Connection;
+
+use crate::error::{Error, Result};
+use crate::schema::Schema;
+use crate::storage;
+use crate::transaction::{Durability, Transaction, TransactionMode};
+
+/// What all connections to one database share: its SQLite connections and cached schema.
+///
+/// Readwrite and versionchange transactions take the one writer connection, so they run one
+/// at a time, in the order they obtain it. Readonly transactions on a file take a reader
+/// connection of their own (WAL lets them run beside the writer); an in-memory database has
+/// only the writer connection, so there every transaction runs alone.
+pub(crate) struct DatabaseShared {
+    pub name: String,
+    pub path: Option<PathBuf>,
+    writer: Mutex<Option<Connection>>,
+    writer_returned: Condvar,
+    readers: Mutex<Vec<Connection>>,
+    schema: Mutex<Arc<Schema>>,
+    deleted: AtomicBool,
+}
+
+/// Which kind of connection a transaction holds, so it goes back where it came from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum ConnectionKind {
+    Writer,
+    Reader,
+}
+
+fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
+}
+
+impl DatabaseShared {
+    /// Opens (creating if needed) the database's storage and loads its schema.
+    pub fn open(name: &str, path: Option<PathBuf>) -> Result<DatabaseShared> {
+        let conn = storage::open_connection(path.as_deref())?;
+        let row = storage::initialize(&conn, name)?;
+        let schema = Schema::load(&conn, row.version)?;
+        Ok(DatabaseShared {
+            name: name.to_owned(),
+            path,
+            writer: Mutex::new(Some(conn)),
+            writer_returned: Condvar::new(),
+            readers: Mutex::new(Vec::new()),
+            schema: Mutex::new(Arc::new(schema)),
+            deleted: AtomicBool::new(false),
+        })
+    }
+
+    /// Takes a connection for a transaction of `mode`, waiting for the writer if needed.
+    pub fn take_connection(&self, mode: TransactionMode) -> Result<(Connection, ConnectionKind)> {
+        self.check_not_deleted()?;
+        if mode == TransactionMode::ReadOnly && self.path.is_some() {
+            if let Some(conn) = lock(&self.readers).pop() {
+                return Ok((conn, ConnectionKind::Reader));
+            }
+            let conn = storage::open_connection(self.path.as_deref())?;
+            return Ok((conn, ConnectionKind::Reader));
+        }
+        let mut slot = lock(&self.writer);
+        loop {
+            if let Some(conn) = slot.take() {
+                return Ok((conn, ConnectionKind::Writer));
+            }
+            slot = self
+                .writer_returned
+                .wait(slot)
+                .unwrap_or_else(|poisoned| poisoned.into_inner());
+        }
+    }
+
+    /// Gives a connection back after its transaction ended.
+    pub fn return_connection(&self, conn: Connection, kind: ConnectionKind) {
+        match kind {
+            ConnectionKind::Writer => {
+                *lock(&self.writer) = Some(conn);
+                self.writer_returned.notify_one();
+            }
+            ConnectionKind::Reader => lock(&self.readers).push(conn),
+        }
+    }
+
+    /// The cached schema.
+    pub fn schema(&self) -> Arc<Schema> {
+        lock(&self.schema).clone()
+    }
+
+    /// Replaces the cached schema (after a versionchange commit, or a reload).
+    pub fn set_schema(&self, schema: Arc<Schema>) {
+        *lock(&self.schema) = schema;
+    }
+
+    /// Marks the database deleted and closes its idle connections; waits for a running
+    /// writer to finish first.
+    pub fn mark_deleted(&self) {
+        self.deleted.store(true, Ordering::SeqCst);
+        let mut slot = lock(&self.writer);
+        while slot.is_none() {
+            slot = self
+                .writer_returned
+                .wait(slot)
+                .unwrap_or_else(|poisoned| poisoned.into_inner());
+        }
+        slot.take();
+        lock(&self.readers).clear();
+    }
+
+    pub fn check_not_deleted(&self) -> Result<()> {
+        if self.deleted.load(Ordering::SeqCst) {
+            return Err(Error::InvalidState(format!(
+                "database {:?} has been deleted",
+                self.name
+            )));
+        }
+        Ok(())
+    }
+}
+
+/// A connection to a database (`IDBDatabase`), returned by [`crate::Factory::open`].
+///
+/// It is `Send + Sync`: share it behind an `Arc`, and start transactions from several threads;
+/// how they run side by side is described on [`Database::transaction`].
+pub struct Database {
+    shared: Arc<DatabaseShared>,
+    closed: AtomicBool,
+}
+
+impl std::fmt::Debug for Database {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Database")
+            .field("name", &self.shared.name)
+            .field("version", &self.version())
+            .finish()
+    }
+}
+
+impl Database {
+    pub(crate) fn new(shared: Arc<DatabaseShared>) -> Database {
+        Database {
+            shared,
+            closed: AtomicBool::new(false),
+        }
+    }
+
+    /// The database's name.
+    pub fn name(&self) -> &str {
+        &self.shared.name
+    }
+
+    /// The database's version (≥ 1 once opened).
+    pub fn version(&self) -> u64 {
+        self.shared.schema().version
+    }
+
+    /// Names of the object stores, sorted (`objectStoreNames`).
+    pub fn object_store_names(&self) -> Vec<String> {
+        self.shared.schema().stores.keys().cloned().collect()
+    }
+
+    /// Starts a transaction over the object stores named in `scope` (`IDBDatabase.transaction`)
+    /// with durability [`Durability::Default`].
+    ///
+    /// `mode` is [`TransactionMode::ReadOnly`] or [`TransactionMode::ReadWrite`]. A readwrite
+    /// transaction waits until no other readwrite transaction of this database is running
+    /// (they run one at a time, in the order they got the database's writer connection);
+    /// readonly transactions on a file run concurrently with everything and see the data as
+    /// of their start.
+    ///
+    /// # Errors
+    /// [`Error::InvalidState`] if the connection is closed or the database deleted;
+    /// [`Error::NotFound`] if a name is not an object store; [`Error::InvalidAccess`] if
+    /// `scope` is empty; [`Error::Type`] for [`TransactionMode::VersionChange`] (only
+    /// [`crate::Factory::open`] starts those); [`Error::Unknown`] if storage fails.
+    pub fn transaction(&self, scope: &[&str], mode: TransactionMode) -> Result<Transaction> {
+        self.transaction_with_durability(scope, mode, Durability::Default)
+    }
+
+    /// As [`Database::transaction`], with an explicit durability.
+    pub fn transaction_with_durability(
+        &self,
+        scope: &[&str],
+        mode: TransactionMode,
+        durability: Durability,
+    ) -> Result<Transaction> {
+        if scope.is_empty() {
+            return Err(Error::InvalidAccess(
+                "a transaction needs at least one object store".into(),
+            ));
+        }
+        self.start(Some(scope), mode, durability)
+    }
+
+    /// A transaction over all object stores, even when there are none (then every object
+    /// store request fails with [`Error::NotFound`]). Not in the spec: the text interfaces use
+    /// it to run a batch against "the whole database".
+    ///
+    /// # Errors
+    /// As [`Database::transaction`], except that an empty database is not an error.
+    pub fn transaction_over_all_stores(
+        &self,
+        mode: TransactionMode,
+        durability: Durability,
+    ) -> Result<Transaction> {
+        self.start(None, mode, durability)
+    }
+
+    fn start(
+        &self,
+        scope: Option<&[&str]>,
+        mode: TransactionMode,
+        durability: Durability,
+    ) -> Result<Transaction> {
+        if self.closed.load(Ordering::SeqCst) {
+            return Err(Error::InvalidState("the connection is closed".into()));
+        }
+        if mode == TransactionMode::VersionChange {
+            return Err(Error::Type(
+                "versionchange transactions are started by opening with a higher version".into(),
+            ));
+        }
+        if let Some(names) = scope {
+            let schema = self.shared.schema();
+            for name in names {
+                schema.store(name)?;
+            }
+        }
+        Transaction::begin(
+            self.shared.clone(),
+            scope.map(|s| s.iter().map(|n| n.to_string()).collect()),
+            mode,
+            durability,
+        )
+    }
+
+    /// Closes the connection (`IDBDatabase.close`): later [`Database::transaction`] calls fail
+    /// with [`Error::InvalidState`]; running transactions finish normally.
+    pub fn close(&self) {
+        self.closed.store(true, Ordering::SeqCst);
+    }
+}

@@ -1,0 +1,329 @@
+//! The entry point (`IDBFactory`): opening, listing and deleting databases.
+//!
+//! Source: <https://www.w3.org/TR/IndexedDB-3/#factory-interface> ("open a database
+//! connection", "delete a database").
+
+use std::collections::HashMap;
+use std::fs;
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex, MutexGuard};
+
+use crate::database::{Database, DatabaseShared};
+use crate::error::{Error, Result};
+use crate::storage;
+use crate::transaction::{Durability, Transaction, TransactionMode};
+
+/// File name extension of database files.
+const EXTENSION: &str = "indexa";
+
+/// A database's name and version, as listed by [`Factory::databases`].
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct DatabaseInfo {
+    /// The database's name.
+    pub name: String,
+    /// Its version (≥ 1).
+    pub version: u64,
+}
+
+/// Opens, lists and deletes the databases of one data directory, or of memory.
+///
+/// Each database is one SQLite file in the directory, named after the database (see
+/// `docs/format.md`); any string is a valid database name and never leads outside the
+/// directory. A `Factory` is `Send + Sync`; use one per directory in a process.
+pub struct Factory {
+    dir: Option<PathBuf>,
+    open: Mutex<HashMap<String, Arc<DatabaseShared>>>,
+}
+
+impl std::fmt::Debug for Factory {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Factory").field("dir", &self.dir).finish()
+    }
+}
+
+fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
+}
+
+/// The file name for a database name: `db-` plus the name with every byte outside
+/// `[A-Za-z0-9_-]` written as `%XX`; names whose escaped form is longer than 120 bytes keep
+/// 80 bytes of it and add a 64-bit FNV-1a hash of the whole name. The real name is stored
+/// inside the file and checked on open.
+pub(crate) fn file_name_for(name: &str) -> String {
+    let mut escaped = String::with_capacity(name.len());
+    for b in name.bytes() {
+        if b.is_ascii_alphanumeric() || b == b'_' || b == b'-' {
+            escaped.push(b as char);
+        } else {
+            escaped.push_str(&format!("%{b:02X}"));
+        }
+    }
+    if escaped.len() > 120 {
+        let mut hash: u64 = 0xcbf2_9ce4_8422_2325;
+        for b in name.bytes() {
+            hash ^= u64::from(b);
+            hash = hash.wrapping_mul(0x0000_0100_0000_01b3);
+        }
+        let mut cut = 80;
+        // Do not cut an escape in half.
+        while escaped.as_bytes()[cut - 1] == b'%' || escaped.as_bytes()[cut - 2] == b'%' {
+            cut -= 1;
+        }
+        escaped.truncate(cut);
+        escaped.push_str(&format!("~{hash:016x}"));
+    }
+    format!("db-{escaped}.{EXTENSION}")
+}
+
+impl Factory {
+    /// A factory over the directory `dir`, created if missing.
+    ///
+    /// # Errors
+    /// [`Error::Unknown`] if the directory cannot be created.
+    pub fn open_dir(dir: impl AsRef<Path>) -> Result<Factory> {
+        let dir = dir.as_ref();
+        fs::create_dir_all(dir).map_err(|e| {
+            Error::Unknown(format!(
+                "cannot create data directory {}: {e}",
+                dir.display()
+            ))
+        })?;
+        Ok(Factory {
+            dir: Some(dir.to_path_buf()),
+            open: Mutex::new(HashMap::new()),
+        })
+    }
+
+    /// A factory whose databases live in memory and vanish with it (for tests).
+    pub fn in_memory() -> Factory {
+        Factory {
+            dir: None,
+            open: Mutex::new(HashMap::new()),
+        }
+    }
+
+    fn path_for(&self, name: &str) -> Option<PathBuf> {
+        self.dir.as_ref().map(|d| d.join(file_name_for(name)))
+    }
+
+    /// The shared state of database `name`, opening its storage if needed (a missing database
+    /// is created at version 0).
+    fn shared(&self, name: &str) -> Result<Arc<DatabaseShared>> {
+        let mut open = lock(&self.open);
+        if let Some(shared) = open.get(name) {
+            return Ok(shared.clone());
+        }
+        let shared = Arc::new(DatabaseShared::open(name, self.path_for(name))?);
+        open.insert(name.to_owned(), shared.clone());
+        Ok(shared)
+    }
+
+    /// Opens a connection to database `name` (`IDBFactory.open`).
+    ///
+    /// `version`: `None` opens at the current version, or creates the database at version 1.
+    /// When the requested version is above the current one (a missing database is at 0),
+    /// `upgrade(transaction, old_version, new_version)` runs inside a versionchange
+    /// transaction, where object stores and indexes may be created, renamed and deleted; if it
+    /// returns `Ok` the transaction commits (unless it was already committed or aborted).
+    ///
+    /// # Errors
+    /// - [`Error::Type`] for version 0.
+    /// - [`Error::Version`] when `version` is below the current version.
+    /// - the error `upgrade` returns, or [`Error::Abort`] if it aborted the transaction: either
+    ///   way the database is left exactly as before (a database created by this call is
+    ///   removed again).
+    /// - [`Error::Unknown`] when storage fails or the file is not an Indexa database of this
+    ///   format version.
+    pub fn open<F>(&self, name: &str, version: Option<u64>, upgrade: F) -> Result<Database>
+    where
+        F: FnOnce(&Transaction, u64, u64) -> Result<()>,
+    {
+        if version == Some(0) {
+            return Err(Error::Type("the version must be at least 1".into()));
+        }
+        let shared = self.shared(name)?;
+        let current = shared.schema().version;
+        let requested = version.unwrap_or(current.max(1));
+        if requested < current {
+            return Err(Error::Version(format!(
+                "database {name:?} is at version {current}, above the requested {requested}"
+            )));
+        }
+        if requested > current {
+            if let Err(e) = self.run_upgrade(&shared, current, requested, upgrade) {
+                if current == 0 {
+                    self.remove(name, &shared);
+                }
+                return Err(e);
+            }
+        }
+        Ok(Database::new(shared))
+    }
+
+    /// Runs the upgrade transaction (<https://www.w3.org/TR/IndexedDB-3/#upgrade-a-database>).
+    fn run_upgrade<F>(
+        &self,
+        shared: &Arc<DatabaseShared>,
+        old: u64,
+        new: u64,
+        upgrade: F,
+    ) -> Result<()>
+    where
+        F: FnOnce(&Transaction, u64, u64) -> Result<()>,
+    {
+        let tx = Transaction::begin(
+            shared.clone(),
+            None,
+            TransactionMode::VersionChange,
+            Durability::Strict,
+        )?;
+        // Another process may have upgraded meanwhile: the transaction read the version.
+        let old_now = tx.database_version_at_start();
+        if new < old_now {
+            return Err(Error::Version(format!(
+                "database {:?} is at version {old_now}, above the requested {new}",
+                shared.name
+            )));
+        }
+        if new == old_now {
+            return tx.commit();
+        }
+        tx.set_version(new)?;
+        match upgrade(&tx, old.max(old_now), new) {
+            Ok(()) => {
+                if tx.is_finished() {
+                    return if tx.was_committed() {
+                        Ok(())
+                    } else {
+                        Err(Error::Abort("the upgrade transaction was aborted".into()))
+                    };
+                }
+                tx.commit()
+            }
+            Err(e) => {
+                tx.abort();
+                Err(e)
+            }
+        }
+    }
+
+    /// Lists the databases (`IDBFactory.databases`), sorted by name.
+    ///
+    /// # Errors
+    /// [`Error::Unknown`] if the data directory cannot be read. Files that are not Indexa
+    /// databases are skipped.
+    pub fn databases(&self) -> Result<Vec<DatabaseInfo>> {
+        let mut out = Vec::new();
+        match &self.dir {
+            None => {
+                for shared in lock(&self.open).values() {
+                    let version = shared.schema().version;
+                    if version > 0 {
+                        out.push(DatabaseInfo {
+                            name: shared.name.clone(),
+                            version,
+                        });
+                    }
+                }
+            }
+            Some(dir) => {
+                let entries = fs::read_dir(dir).map_err(|e| {
+                    Error::Unknown(format!("cannot read data directory {}: {e}", dir.display()))
+                })?;
+                for entry in entries.flatten() {
+                    let path = entry.path();
+                    if path.extension().and_then(|e| e.to_str()) != Some(EXTENSION) {
+                        continue;
+                    }
+                    if let Ok(Some(row)) = storage::peek_database_file(&path) {
+                        if row.version > 0 {
+                            out.push(DatabaseInfo {
+                                name: row.name,
+                                version: row.version,
+                            });
+                        }
+                    }
+                }
+            }
+        }
+        out.sort_by(|a, b| a.name.cmp(&b.name));
+        Ok(out)
+    }
+
+    /// Deletes database `name` (`IDBFactory.deleteDatabase`) and returns the version it had
+    /// (0 when it did not exist). Connections to it fail from then on with
+    /// [`Error::InvalidState`]; a running readwrite transaction is waited for.
+    ///
+    /// # Errors
+    /// [`Error::Unknown`] if the files cannot be removed.
+    pub fn delete_database(&self, name: &str) -> Result<u64> {
+        let shared = lock(&self.open).get(name).cloned();
+        let version = match (&shared, self.path_for(name)) {
+            (Some(s), _) => s.schema().version,
+            (None, Some(path)) if path.exists() => storage::peek_database_file(&path)
+                .ok()
+                .flatten()
+                .map_or(0, |r| r.version),
+            _ => 0,
+        };
+        match shared {
+            Some(s) => self.remove(name, &s),
+            None => {
+                if let Some(path) = self.path_for(name) {
+                    remove_files(&path)?;
+                }
+            }
+        }
+        Ok(version)
+    }
+
+    fn remove(&self, name: &str, shared: &Arc<DatabaseShared>) {
+        lock(&self.open).remove(name);
+        shared.mark_deleted();
+        if let Some(path) = &shared.path {
+            let _ = remove_files(path);
+        }
+    }
+}
+
+/// Removes a database file with its WAL and shared-memory files.
+fn remove_files(path: &Path) -> Result<()> {
+    for suffix in ["", "-wal", "-shm", "-journal"] {
+        let mut p = path.as_os_str().to_owned();
+        p.push(suffix);
+        match fs::remove_file(&p) {
+            Ok(()) => {}
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+            Err(e) => {
+                return Err(Error::Unknown(format!(
+                    "cannot remove {}: {e}",
+                    Path::new(&p).display()
+                )))
+            }
+        }
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn file_names_are_safe() {
+        assert_eq!(file_name_for("library"), "db-library.indexa");
+        assert_eq!(file_name_for(""), "db-.indexa");
+        assert_eq!(file_name_for("CON"), "db-CON.indexa");
+        assert_eq!(
+            file_name_for("../../etc/x"),
+            "db-%2E%2E%2F%2E%2E%2Fetc%2Fx.indexa"
+        );
+        assert_eq!(file_name_for("ñ"), "db-%C3%B1.indexa");
+        let long = "x".repeat(10_000);
+        let f = file_name_for(&long);
+        assert!(f.len() < 120, "{f}");
+        assert_ne!(f, file_name_for(&"x".repeat(9_999)));
+        let long_escaped = "/".repeat(500);
+        assert!(!file_name_for(&long_escaped).contains('/'));
+    }
+}

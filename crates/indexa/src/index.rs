@@ -1,0 +1,260 @@
+//! Indexes (`IDBIndex`): ordered projections of a store's records onto index keys.
+//!
+//! Source: <https://www.w3.org/TR/IndexedDB-3/#index-construct> and seed 003 ("Índices").
+
+use crate::cursor::{Cursor, CursorDirection, CursorSource};
+use crate::error::{Error, Result};
+use crate::key::Key;
+use crate::key_encoding::{decode_key, encode_key};
+use crate::key_path::{extract_key_from_value_using_key_path, KeyPath, KeyPathExtraction};
+use crate::key_range::KeyRange;
+use crate::object_store::{corrupt, encoded_or_all, ObjectStore};
+use crate::query::{Query, Record};
+use crate::schema::IndexMeta;
+use crate::storage;
+use crate::transaction::Transaction;
+use crate::value::Value;
+use crate::value_codec::decode_value;
+
+/// The encoded index keys a record value has in an index: none when the key path yields no
+/// valid key; one per distinct valid member for a multiEntry index over an array; else one.
+pub(crate) fn index_keys(index: &IndexMeta, value: &Value) -> Vec<Vec<u8>> {
+    match extract_key_from_value_using_key_path(value, &index.key_path, index.multi_entry) {
+        KeyPathExtraction::Key(Key::Array(members)) if index.multi_entry => {
+            members.iter().map(encode_key).collect()
+        }
+        KeyPathExtraction::Key(key) => vec![encode_key(&key)],
+        KeyPathExtraction::Invalid | KeyPathExtraction::Failure => Vec::new(),
+    }
+}
+
+/// An index as seen by one transaction; from [`ObjectStore::index`] or
+/// [`ObjectStore::create_index`].
+#[derive(Debug, Clone, Copy)]
+pub struct Index<'t> {
+    tx: &'t Transaction,
+    store_id: i64,
+    id: i64,
+}
+
+impl<'t> Index<'t> {
+    pub(crate) fn new(tx: &'t Transaction, store_id: i64, id: i64) -> Index<'t> {
+        Index { tx, store_id, id }
+    }
+
+    fn with_meta<R>(&self, f: impl FnOnce(&IndexMeta) -> Result<R>) -> Result<R> {
+        let schema = self.tx.schema();
+        let meta = schema
+            .store_by_id(self.store_id)
+            .and_then(|s| s.indexes.values().find(|ix| ix.id == self.id))
+            .ok_or_else(|| Error::InvalidState("the index has been deleted".into()))?;
+        f(meta)
+    }
+
+    /// The index's name.
+    ///
+    /// # Errors
+    /// [`Error::InvalidState`] if the index was deleted.
+    pub fn name(&self) -> Result<String> {
+        self.with_meta(|m| Ok(m.name.clone()))
+    }
+
+    /// The key path.
+    ///
+    /// # Errors
+    /// [`Error::InvalidState`] if the index was deleted.
+    pub fn key_path(&self) -> Result<KeyPath> {
+        self.with_meta(|m| Ok(m.key_path.clone()))
+    }
+
+    /// True for a unique index.
+    ///
+    /// # Errors
+    /// [`Error::InvalidState`] if the index was deleted.
+    pub fn unique(&self) -> Result<bool> {
+        self.with_meta(|m| Ok(m.unique))
+    }
+
+    /// True for a multiEntry index.
+    ///
+    /// # Errors
+    /// [`Error::InvalidState`] if the index was deleted.
+    pub fn multi_entry(&self) -> Result<bool> {
+        self.with_meta(|m| Ok(m.multi_entry))
+    }
+
+    /// The object store the index belongs to.
+    pub fn object_store(&self) -> ObjectStore<'t> {
+        ObjectStore::new(self.tx, self.store_id)
+    }
+
+    /// Checks the transaction is active and the index still exists.
+    fn check_usable(&self) -> Result<()> {
+        self.tx.check_active()?;
+        self.with_meta(|_| Ok(()))
+    }
+
+    /// The value of the first record (in index order: index key, then primary key) whose
+    /// index key is in `range` (`IDBIndex.get`), or `None`.
+    ///
+    /// # Errors
+    /// [`Error::TransactionInactive`]; [`Error::InvalidState`] if the index was deleted;
+    /// [`Error::Unknown`] on storage failure.
+    pub fn get(&self, range: impl Into<KeyRange>) -> Result<Option<Value>> {
+        Ok(self
+            .get_all_records(Query::from(range.into()).count(1))?
+            .pop()
+            .map(|r| r.value))
+    }
+
+    /// The primary key of the first record whose index key is in `range`
+    /// (`IDBIndex.getKey`), or `None`.
+    ///
+    /// # Errors
+    /// As [`Index::get`].
+    pub fn get_key(&self, range: impl Into<KeyRange>) -> Result<Option<Key>> {
+        Ok(self.get_all_keys(Query::from(range.into()).count(1))?.pop())
+    }
+
+    /// Values of the records matching `query`, in index order (`IDBIndex.getAll`).
+    ///
+    /// # Errors
+    /// As [`Index::get`].
+    pub fn get_all(&self, query: impl Into<Query>) -> Result<Vec<Value>> {
+        Ok(self
+            .get_all_records(query)?
+            .into_iter()
+            .map(|r| r.value)
+            .collect())
+    }
+
+    /// Primary keys of the records matching `query`, in index order
+    /// (`IDBIndex.getAllKeys`).
+    ///
+    /// # Errors
+    /// As [`Index::get`].
+    pub fn get_all_keys(&self, query: impl Into<Query>) -> Result<Vec<Key>> {
+        Ok(self
+            .entries(query.into(), false)?
+            .into_iter()
+            .map(|r| r.primary_key)
+            .collect())
+    }
+
+    /// Index key, primary key and value of the records matching `query`
+    /// (`IDBIndex.getAllRecords`).
+    ///
+    /// # Errors
+    /// As [`Index::get`].
+    pub fn get_all_records(&self, query: impl Into<Query>) -> Result<Vec<Record>> {
+        self.entries(query.into(), true)
+    }
+
+    fn entries(&self, query: Query, with_values: bool) -> Result<Vec<Record>> {
+        self.check_usable()?;
+        let conn = self.tx.conn()?;
+        let rows = storage::select_index_entries(
+            &conn,
+            self.id,
+            self.store_id,
+            &encoded_or_all(&query.range),
+            query.direction.is_reverse(),
+            query.direction.is_unique(),
+            query.limit(),
+            with_values,
+        )?;
+        rows.into_iter()
+            .map(|(k, pk, v)| {
+                Ok(Record {
+                    key: decode_key(&k).map_err(corrupt)?,
+                    primary_key: decode_key(&pk).map_err(corrupt)?,
+                    value: match v {
+                        Some(bytes) => decode_value(&bytes)?,
+                        None => Value::Undefined,
+                    },
+                })
+            })
+            .collect()
+    }
+
+    /// Number of records whose index key is in `range` (`IDBIndex.count`); a multiEntry
+    /// record counts once per matching member. `None` counts all entries.
+    ///
+    /// # Errors
+    /// As [`Index::get`].
+    pub fn count(&self, range: Option<KeyRange>) -> Result<u64> {
+        self.check_usable()?;
+        let conn = self.tx.conn()?;
+        storage::count_index_entries(&conn, self.id, &encoded_or_all(&range))
+    }
+
+    /// Opens a cursor over the index (`IDBIndex.openCursor`), positioned on the first entry
+    /// in `direction` (or already past the end).
+    ///
+    /// # Errors
+    /// As [`Index::get`].
+    pub fn open_cursor(
+        &self,
+        range: Option<KeyRange>,
+        direction: CursorDirection,
+    ) -> Result<Cursor> {
+        self.check_usable()?;
+        Cursor::open(
+            self.tx,
+            CursorSource::index(self.store_id, self.id),
+            range,
+            direction,
+            false,
+        )
+    }
+
+    /// As [`Index::open_cursor`], without values (`IDBIndex.openKeyCursor`).
+    ///
+    /// # Errors
+    /// As [`Index::get`].
+    pub fn open_key_cursor(
+        &self,
+        range: Option<KeyRange>,
+        direction: CursorDirection,
+    ) -> Result<Cursor> {
+        self.check_usable()?;
+        Cursor::open(
+            self.tx,
+            CursorSource::index(self.store_id, self.id),
+            range,
+            direction,
+            true,
+        )
+    }
+
+    /// Renames the index (setting `IDBIndex.name`); upgrade only. The same name does nothing.
+    ///
+    /// # Errors
+    /// [`Error::InvalidState`] outside an upgrade or if the index was deleted;
+    /// [`Error::TransactionInactive`]; [`Error::Constraint`] if the store has another index
+    /// called `name`.
+    pub fn rename(&self, name: &str) -> Result<()> {
+        self.tx.check_upgrade()?;
+        let old = self.name()?;
+        if old == name {
+            return Ok(());
+        }
+        let store_name = self.object_store().name()?;
+        if self.object_store().index_names()?.iter().any(|n| n == name) {
+            return Err(Error::Constraint(format!(
+                "object store {store_name:?} already has an index named {name:?}"
+            )));
+        }
+        self.tx
+            .mutate(|conn| storage::rename_index(conn, self.id, name))?;
+        self.tx.edit_schema(|schema| {
+            if let Some(store) = schema.stores.get_mut(&store_name) {
+                if let Some(mut meta) = store.indexes.remove(&old) {
+                    meta.name = name.to_owned();
+                    store.indexes.insert(name.to_owned(), meta);
+                }
+            }
+        });
+        Ok(())
+    }
+}

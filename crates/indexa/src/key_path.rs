@@ -1,0 +1,524 @@
+//! Key paths: which part of a value is its key, and putting a generated key back in.
+//!
+//! Source: <https://www.w3.org/TR/IndexedDB-3/#key-path-construct> and the algorithms
+//! "evaluate a key path on a value", "extract a key from a value using a key path",
+//! "convert a value to a multiEntry key", "check that a key could be injected into a value"
+//! and "inject a key into a value using a key path" (section 7).
+
+use std::borrow::Cow;
+use std::fmt;
+
+use crate::error::{Error, Result};
+use crate::key::{convert_value_to_key, Key};
+use crate::utf16::Utf16String;
+use crate::value::{Object, Value};
+
+/// A valid key path: a string (`""`, `"a"`, `"a.b.c"`) or a non-empty array of such strings
+/// (a compound key path, whose key is the array of the parts' keys).
+///
+/// Build one with [`KeyPath::parse`] or [`KeyPath::compound`]; both validate.
+#[derive(Clone, PartialEq, Eq)]
+pub struct KeyPath(Repr);
+
+#[derive(Clone, PartialEq, Eq)]
+enum Repr {
+    Single(Path),
+    Compound(Vec<Path>),
+}
+
+/// One dotted key path string, split once into its identifiers.
+#[derive(Clone, PartialEq, Eq)]
+struct Path {
+    text: String,
+    identifiers: Vec<Utf16String>,
+}
+
+impl Path {
+    fn parse(text: &str) -> Result<Path> {
+        if !is_valid_key_path_string(text) {
+            return Err(Error::Syntax(format!("{text:?} is not a valid key path")));
+        }
+        let identifiers = if text.is_empty() {
+            Vec::new()
+        } else {
+            text.split('.').map(Utf16String::from).collect()
+        };
+        Ok(Path {
+            text: text.to_owned(),
+            identifiers,
+        })
+    }
+}
+
+/// True when `text` is `""`, an ECMAScript IdentifierName, or IdentifierNames joined by `.`
+/// (<https://www.w3.org/TR/IndexedDB-3/#valid-key-path>).
+fn is_valid_key_path_string(text: &str) -> bool {
+    text.is_empty() || text.split('.').all(is_identifier_name)
+}
+
+/// ECMAScript IdentifierName: (ID_Start | `$` | `_`) (ID_Continue | `$` | ZWNJ | ZWJ)*.
+fn is_identifier_name(s: &str) -> bool {
+    let mut chars = s.chars();
+    let Some(first) = chars.next() else {
+        return false;
+    };
+    (first == '$' || first == '_' || unicode_ident::is_xid_start(first))
+        && chars.all(|c| {
+            c == '$' || c == '\u{200C}' || c == '\u{200D}' || unicode_ident::is_xid_continue(c)
+        })
+}
+
+impl KeyPath {
+    /// Parses a key path string: `""`, an identifier, or identifiers joined by `.`.
+    ///
+    /// # Errors
+    /// [`Error::Syntax`] if `text` is not a valid key path.
+    pub fn parse(text: &str) -> Result<KeyPath> {
+        Path::parse(text).map(|p| KeyPath(Repr::Single(p)))
+    }
+
+    /// A compound key path from its parts (each as for [`KeyPath::parse`]).
+    ///
+    /// # Errors
+    /// [`Error::Syntax`] if `parts` is empty or any part is not a valid key path string.
+    pub fn compound<S: AsRef<str>>(parts: &[S]) -> Result<KeyPath> {
+        if parts.is_empty() {
+            return Err(Error::Syntax(
+                "an array key path must not be empty".to_owned(),
+            ));
+        }
+        let paths = parts
+            .iter()
+            .map(|p| Path::parse(p.as_ref()))
+            .collect::<Result<Vec<_>>>()?;
+        Ok(KeyPath(Repr::Compound(paths)))
+    }
+
+    /// A key path from its text-form value: a string, or an array of strings.
+    ///
+    /// # Errors
+    /// [`Error::Syntax`] for an invalid key path string or an empty array; [`Error::Type`] if
+    /// `value` is neither a string nor an array of strings.
+    pub fn from_value(value: &Value) -> Result<KeyPath> {
+        let text = |v: &Value| match v {
+            Value::String(s) => s
+                .to_string()
+                .ok_or_else(|| Error::Syntax(format!("{s:?} is not a valid key path"))),
+            _ => Err(Error::Type(
+                "a key path is a string or an array of strings".to_owned(),
+            )),
+        };
+        match value {
+            Value::Array(items) => {
+                let parts = items.iter().map(text).collect::<Result<Vec<_>>>()?;
+                KeyPath::compound(&parts)
+            }
+            other => KeyPath::parse(&text(other)?),
+        }
+    }
+
+    /// The key path as a value: a string, or an array of strings (IDBObjectStore.keyPath).
+    pub fn to_value(&self) -> Value {
+        match &self.0 {
+            Repr::Single(p) => Value::string(&p.text),
+            Repr::Compound(ps) => Value::Array(ps.iter().map(|p| Value::string(&p.text)).collect()),
+        }
+    }
+
+    /// True for an array (compound) key path.
+    pub fn is_compound(&self) -> bool {
+        matches!(self.0, Repr::Compound(_))
+    }
+
+    /// True for the empty string key path `""` (the whole value is the key).
+    pub fn is_empty_string(&self) -> bool {
+        matches!(&self.0, Repr::Single(p) if p.text.is_empty())
+    }
+
+    /// The key path strings: one for a string key path, the parts of a compound one.
+    pub fn strings(&self) -> Vec<&str> {
+        match &self.0 {
+            Repr::Single(p) => vec![p.text.as_str()],
+            Repr::Compound(ps) => ps.iter().map(|p| p.text.as_str()).collect(),
+        }
+    }
+}
+
+impl fmt::Debug for KeyPath {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        fmt::Display::fmt(self, f)
+    }
+}
+
+impl fmt::Display for KeyPath {
+    /// A string key path as `"a.b"` (quoted), a compound one as `["a","b"]`.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match &self.0 {
+            Repr::Single(p) => write!(f, "{:?}", p.text),
+            Repr::Compound(ps) => {
+                f.write_str("[")?;
+                for (i, p) in ps.iter().enumerate() {
+                    if i > 0 {
+                        f.write_str(",")?;
+                    }
+                    write!(f, "{:?}", p.text)?;
+                }
+                f.write_str("]")
+            }
+        }
+    }
+}
+
+/// The outcome of [`extract_key_from_value_using_key_path`].
+#[derive(Debug, Clone, PartialEq)]
+pub enum KeyPathExtraction {
+    /// The key path yields a valid key.
+    Key(Key),
+    /// The key path yields a value that is not a valid key (e.g. `null`, an object).
+    Invalid,
+    /// The key path yields nothing (a property along the way is missing).
+    Failure,
+}
+
+/// Evaluates a key path on a value:
+/// <https://www.w3.org/TR/IndexedDB-3/#evaluate-a-key-path-on-a-value>.
+///
+/// Returns `None` for the spec's "failure". `length` of strings (in code units) and arrays is
+/// supported; other properties must be own properties of objects.
+pub fn evaluate_key_path_on_value<'v>(
+    value: &'v Value,
+    key_path: &KeyPath,
+) -> Option<Cow<'v, Value>> {
+    match &key_path.0 {
+        // Step 1: a list evaluates each item; any failure fails the whole.
+        Repr::Compound(paths) => {
+            let mut items = Vec::with_capacity(paths.len());
+            for p in paths {
+                items.push(evaluate_path(value, p)?.into_owned());
+            }
+            Some(Cow::Owned(Value::Array(items)))
+        }
+        Repr::Single(p) => evaluate_path(value, p),
+    }
+}
+
+fn evaluate_path<'v>(value: &'v Value, path: &Path) -> Option<Cow<'v, Value>> {
+    // Step 2: the empty string yields the value itself.
+    let mut current: Cow<'v, Value> = Cow::Borrowed(value);
+    // Steps 3-5: walk the identifiers.
+    for identifier in &path.identifiers {
+        current = match current {
+            Cow::Borrowed(v) => step(v, identifier)?,
+            // Only `length` produces an owned value, and a number has no properties.
+            Cow::Owned(_) => return None,
+        };
+    }
+    Some(current)
+}
+
+fn step<'v>(value: &'v Value, identifier: &Utf16String) -> Option<Cow<'v, Value>> {
+    match value {
+        Value::String(s) if identifier.eq_str("length") => {
+            Some(Cow::Owned(Value::Number(s.len() as f64)))
+        }
+        Value::Array(items) if identifier.eq_str("length") => {
+            Some(Cow::Owned(Value::Number(items.len() as f64)))
+        }
+        Value::Object(map) => map.get(identifier).map(Cow::Borrowed),
+        _ => None,
+    }
+}
+
+/// Extracts a key from a value using a key path:
+/// <https://www.w3.org/TR/IndexedDB-3/#extract-a-key-from-a-value-using-a-key-path>.
+///
+/// With `multi_entry` and a value at the path that is an array, the key is the array of its
+/// members' keys, deduplicated with invalid members skipped (see
+/// [`convert_value_to_multi_entry_key`]).
+pub fn extract_key_from_value_using_key_path(
+    value: &Value,
+    key_path: &KeyPath,
+    multi_entry: bool,
+) -> KeyPathExtraction {
+    let Some(found) = evaluate_key_path_on_value(value, key_path) else {
+        return KeyPathExtraction::Failure;
+    };
+    let key = match (&*found, multi_entry) {
+        (Value::Array(_), true) => Some(convert_value_to_multi_entry_key(&found)),
+        _ => convert_value_to_key(&found),
+    };
+    match key {
+        Some(key) => KeyPathExtraction::Key(key),
+        None => KeyPathExtraction::Invalid,
+    }
+}
+
+/// Converts a value to a multiEntry key:
+/// <https://www.w3.org/TR/IndexedDB-3/#convert-a-value-to-a-multientry-key>.
+///
+/// An array becomes an array key of its members that are valid keys, duplicates removed,
+/// first occurrence kept. Any other value converts as a single key would; when that is invalid
+/// the result is an empty array key (no index entries).
+pub fn convert_value_to_multi_entry_key(value: &Value) -> Key {
+    match value {
+        Value::Array(items) => {
+            let mut keys: Vec<Key> = Vec::with_capacity(items.len());
+            for item in items {
+                if let Some(key) = convert_value_to_key(item) {
+                    if !keys.contains(&key) {
+                        keys.push(key);
+                    }
+                }
+            }
+            Key::Array(keys)
+        }
+        other => match convert_value_to_key(other) {
+            Some(key) => key,
+            None => Key::Array(Vec::new()),
+        },
+    }
+}
+
+/// Checks that a key could be injected into a value:
+/// <https://www.w3.org/TR/IndexedDB-3/#check-that-a-key-could-be-injected-into-a-value>.
+///
+/// Seed 000 differs from IndexedDB 3.0 here and we follow the seed: only a plain object can
+/// receive the key, so an array (like any primitive) in the way makes this false.
+/// `key_path` must be a non-empty string key path (stores with a key generator have one).
+pub fn check_that_a_key_could_be_injected_into_a_value(value: &Value, key_path: &KeyPath) -> bool {
+    let Repr::Single(path) = &key_path.0 else {
+        return false;
+    };
+    // Steps 1-3: all identifiers but the last.
+    let Some((_, parents)) = path.identifiers.split_last() else {
+        return false;
+    };
+    let mut current = value;
+    // Step 4.
+    for identifier in parents {
+        let Value::Object(map) = current else {
+            return false;
+        };
+        match map.get(identifier) {
+            Some(next) => current = next,
+            None => return true,
+        }
+    }
+    // Step 5.
+    matches!(current, Value::Object(_))
+}
+
+/// Injects a key into a value using a key path:
+/// <https://www.w3.org/TR/IndexedDB-3/#inject-a-key-into-a-value-using-a-key-path>.
+///
+/// Missing intermediate objects are created: `{zip:{}}` with key path `foo.bar.baz` and key
+/// `1` becomes `{zip:{}, foo:{bar:{baz:1}}}`.
+///
+/// # Errors
+/// [`Error::Data`] if [`check_that_a_key_could_be_injected_into_a_value`] is false (a
+/// primitive or an array in the way; seed 000).
+pub fn inject_key_into_value_using_key_path(
+    value: &mut Value,
+    key: &Key,
+    key_path: &KeyPath,
+) -> Result<()> {
+    if !check_that_a_key_could_be_injected_into_a_value(value, key_path) {
+        return Err(Error::Data(format!(
+            "a key cannot be injected into this value at key path {key_path}"
+        )));
+    }
+    let Repr::Single(path) = &key_path.0 else {
+        unreachable!("checked above: only string key paths can be injected into");
+    };
+    let (last, parents) = path
+        .identifiers
+        .split_last()
+        .expect("checked above: the key path is not empty");
+    let mut current = value;
+    for identifier in parents {
+        let Value::Object(map) = current else {
+            unreachable!("checked above: every parent is an object");
+        };
+        current = map
+            .entry(identifier.clone())
+            .or_insert_with(|| Value::Object(Object::new()));
+    }
+    let Value::Object(map) = current else {
+        unreachable!("checked above: the last parent is an object");
+    };
+    map.insert(last.clone(), Value::from(key));
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn obj(fields: &[(&str, Value)]) -> Value {
+        Value::Object(
+            fields
+                .iter()
+                .map(|(k, v)| (Utf16String::from(*k), v.clone()))
+                .collect(),
+        )
+    }
+
+    #[test]
+    fn valid_and_invalid_key_paths() {
+        for ok in ["", "a", "a.b.c", "$x", "_y", "año", "a1.b2", "\u{3C0}"] {
+            assert!(KeyPath::parse(ok).is_ok(), "{ok:?}");
+        }
+        for bad in [" ", "a.", ".a", "a..b", "1a", "a b", "a-b", "Major Genre"] {
+            assert_eq!(
+                KeyPath::parse(bad).unwrap_err().name(),
+                "SyntaxError",
+                "{bad:?}"
+            );
+        }
+        assert_eq!(
+            KeyPath::compound::<&str>(&[]).unwrap_err().name(),
+            "SyntaxError"
+        );
+        assert!(KeyPath::compound(&["a", ""]).is_ok());
+        assert_eq!(
+            KeyPath::compound(&["a", "b c"]).unwrap_err().name(),
+            "SyntaxError"
+        );
+    }
+
+    #[test]
+    fn evaluates_nested_and_length() {
+        let v = obj(&[
+            ("name", obj(&[("common", Value::from("Aruba"))])),
+            ("tags", Value::Array(vec![Value::from(1), Value::from(2)])),
+        ]);
+        let kp = KeyPath::parse("name.common").unwrap();
+        assert_eq!(
+            extract_key_from_value_using_key_path(&v, &kp, false),
+            KeyPathExtraction::Key(Key::from("Aruba"))
+        );
+        let len = KeyPath::parse("name.common.length").unwrap();
+        assert_eq!(
+            extract_key_from_value_using_key_path(&v, &len, false),
+            KeyPathExtraction::Key(Key::from(5))
+        );
+        let tags_len = KeyPath::parse("tags.length").unwrap();
+        assert_eq!(
+            extract_key_from_value_using_key_path(&v, &tags_len, false),
+            KeyPathExtraction::Key(Key::from(2))
+        );
+        let missing = KeyPath::parse("name.other").unwrap();
+        assert_eq!(
+            extract_key_from_value_using_key_path(&v, &missing, false),
+            KeyPathExtraction::Failure
+        );
+        let invalid = KeyPath::parse("name").unwrap();
+        assert_eq!(
+            extract_key_from_value_using_key_path(&v, &invalid, false),
+            KeyPathExtraction::Invalid
+        );
+    }
+
+    #[test]
+    fn empty_key_path_is_the_whole_value() {
+        let kp = KeyPath::parse("").unwrap();
+        assert_eq!(
+            extract_key_from_value_using_key_path(&Value::from("x"), &kp, false),
+            KeyPathExtraction::Key(Key::from("x"))
+        );
+    }
+
+    #[test]
+    fn compound_key_path_yields_an_array_key() {
+        let v = obj(&[
+            ("libreta", Value::from("trabajo")),
+            ("creado", Value::from(3)),
+        ]);
+        let kp = KeyPath::compound(&["libreta", "creado"]).unwrap();
+        assert_eq!(
+            extract_key_from_value_using_key_path(&v, &kp, false),
+            KeyPathExtraction::Key(Key::Array(vec![Key::from("trabajo"), Key::from(3)]))
+        );
+        let partial = obj(&[("libreta", Value::from("trabajo"))]);
+        assert_eq!(
+            extract_key_from_value_using_key_path(&partial, &kp, false),
+            KeyPathExtraction::Failure
+        );
+    }
+
+    #[test]
+    fn multi_entry_dedupes_and_skips_invalid_members() {
+        let v = obj(&[(
+            "etiquetas",
+            Value::Array(vec![
+                Value::from("a"),
+                Value::Null,
+                Value::from("b"),
+                Value::from("a"),
+                Value::Array(vec![Value::from(1)]),
+            ]),
+        )]);
+        let kp = KeyPath::parse("etiquetas").unwrap();
+        assert_eq!(
+            extract_key_from_value_using_key_path(&v, &kp, true),
+            KeyPathExtraction::Key(Key::Array(vec![
+                Key::from("a"),
+                Key::from("b"),
+                Key::Array(vec![Key::from(1)])
+            ]))
+        );
+        // Without multiEntry, the null member makes the whole array invalid.
+        assert_eq!(
+            extract_key_from_value_using_key_path(&v, &kp, false),
+            KeyPathExtraction::Invalid
+        );
+    }
+
+    #[test]
+    fn seed_000_injection_creates_missing_objects() {
+        // { foo: {} } with key path foo.bar gets bar = 1.
+        let mut v = obj(&[("foo", obj(&[]))]);
+        let kp = KeyPath::parse("foo.bar").unwrap();
+        inject_key_into_value_using_key_path(&mut v, &Key::from(1), &kp).unwrap();
+        assert_eq!(v, obj(&[("foo", obj(&[("bar", Value::from(1))]))]));
+
+        // { zip: {} } with key path foo.bar.baz becomes { zip: {}, foo: { bar: { baz: 1 } } }.
+        let mut v = obj(&[("zip", obj(&[]))]);
+        let kp = KeyPath::parse("foo.bar.baz").unwrap();
+        inject_key_into_value_using_key_path(&mut v, &Key::from(1), &kp).unwrap();
+        assert_eq!(
+            v,
+            obj(&[
+                ("zip", obj(&[])),
+                ("foo", obj(&[("bar", obj(&[("baz", Value::from(1))]))])),
+            ])
+        );
+    }
+
+    #[test]
+    fn seed_000_injection_into_primitive_or_array_is_a_data_error() {
+        let kp = KeyPath::parse("foo").unwrap();
+        let mut four = Value::from(4);
+        assert_eq!(
+            inject_key_into_value_using_key_path(&mut four, &Key::from(1), &kp)
+                .unwrap_err()
+                .name(),
+            "DataError"
+        );
+        assert_eq!(four, Value::from(4));
+        let mut ten = Value::Array(vec![Value::from(10)]);
+        assert!(!check_that_a_key_could_be_injected_into_a_value(&ten, &kp));
+        assert_eq!(
+            inject_key_into_value_using_key_path(&mut ten, &Key::from(1), &kp)
+                .unwrap_err()
+                .name(),
+            "DataError"
+        );
+        // A primitive in the middle of the path.
+        let v = obj(&[("foo", Value::from(4))]);
+        assert!(!check_that_a_key_could_be_injected_into_a_value(
+            &v,
+            &KeyPath::parse("foo.bar").unwrap()
+        ));
+    }
+}

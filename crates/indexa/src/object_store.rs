@@ -1,0 +1,591 @@
+//! Object stores (`IDBObjectStore`): storing, reading and deleting records.
+//!
+//! Source: <https://www.w3.org/TR/IndexedDB-3/#object-store-interface> and seed 000.
+
+use crate::cursor::{Cursor, CursorDirection, CursorSource};
+use crate::error::{Error, Result};
+use crate::index::{index_keys, Index};
+use crate::key::Key;
+use crate::key_encoding::{decode_key, encode_key};
+use crate::key_path::{
+    check_that_a_key_could_be_injected_into_a_value, extract_key_from_value_using_key_path,
+    inject_key_into_value_using_key_path, KeyPath, KeyPathExtraction,
+};
+use crate::key_range::{EncodedRange, KeyRange};
+use crate::query::{Query, Record};
+use crate::schema::{key_path_to_stored, IndexMeta, StoreMeta};
+use crate::storage;
+use crate::transaction::Transaction;
+use crate::value::Value;
+use crate::value_codec::{decode_value, encode_value};
+
+/// An object store as seen by one transaction. Obtained from
+/// [`Transaction::object_store`] or [`Transaction::create_object_store`].
+#[derive(Debug, Clone, Copy)]
+pub struct ObjectStore<'t> {
+    tx: &'t Transaction,
+    id: i64,
+}
+
+impl<'t> ObjectStore<'t> {
+    pub(crate) fn new(tx: &'t Transaction, id: i64) -> ObjectStore<'t> {
+        ObjectStore { tx, id }
+    }
+
+    /// Runs `f` with this store's definition.
+    fn with_meta<R>(&self, f: impl FnOnce(&StoreMeta) -> Result<R>) -> Result<R> {
+        let schema = self.tx.schema();
+        let meta = schema
+            .store_by_id(self.id)
+            .ok_or_else(|| Error::InvalidState("the object store has been deleted".into()))?;
+        f(meta)
+    }
+
+    /// The store's name.
+    ///
+    /// # Errors
+    /// [`Error::InvalidState`] if the store was deleted.
+    pub fn name(&self) -> Result<String> {
+        self.with_meta(|m| Ok(m.name.clone()))
+    }
+
+    /// The key path; `None` for out-of-line keys.
+    ///
+    /// # Errors
+    /// [`Error::InvalidState`] if the store was deleted.
+    pub fn key_path(&self) -> Result<Option<KeyPath>> {
+        self.with_meta(|m| Ok(m.key_path.clone()))
+    }
+
+    /// True when the store has a key generator (`autoIncrement`).
+    ///
+    /// # Errors
+    /// [`Error::InvalidState`] if the store was deleted.
+    pub fn auto_increment(&self) -> Result<bool> {
+        self.with_meta(|m| Ok(m.auto_increment))
+    }
+
+    /// The key generator's current number (the next generated key), or `None` without a
+    /// key generator. Not in the spec's API; for inspection tools.
+    ///
+    /// # Errors
+    /// [`Error::InvalidState`] if the store was deleted; [`Error::TransactionInactive`] after
+    /// the transaction ended.
+    pub fn current_number(&self) -> Result<Option<u64>> {
+        if !self.auto_increment()? {
+            return Ok(None);
+        }
+        Ok(Some(self.tx.key_generator(self.id)?.current_number()))
+    }
+
+    /// Names of the store's indexes, sorted (`indexNames`).
+    ///
+    /// # Errors
+    /// [`Error::InvalidState`] if the store was deleted.
+    pub fn index_names(&self) -> Result<Vec<String>> {
+        self.with_meta(|m| Ok(m.indexes.keys().cloned().collect()))
+    }
+
+    /// The index `name` (`IDBObjectStore.index`).
+    ///
+    /// # Errors
+    /// [`Error::InvalidState`] if the store was deleted; [`Error::TransactionInactive`] after
+    /// the transaction ended; [`Error::NotFound`] if there is no such index.
+    pub fn index(&self, name: &str) -> Result<Index<'t>> {
+        self.tx.check_active()?;
+        let index_id = self.with_meta(|m| Ok(m.index(name)?.id))?;
+        Ok(Index::new(self.tx, self.id, index_id))
+    }
+
+    // ---- writes ----
+
+    /// Adds a record (`IDBObjectStore.add`); returns its key.
+    ///
+    /// `key`: the out-of-line key, or `None` (for in-line keys, or to use the key generator).
+    ///
+    /// # Errors
+    /// - [`Error::Constraint`]: a record with this key exists, a unique index already holds
+    ///   one of the record's index keys, or the key generator is exhausted.
+    /// - [`Error::Data`]: `key` given for in-line keys; no key for out-of-line keys without a
+    ///   generator; the key path yields no valid key (and no generator can supply one); a
+    ///   generated key cannot be injected (a primitive or array in the way, seed 000).
+    /// - [`Error::ReadOnly`], [`Error::TransactionInactive`], [`Error::InvalidState`] (store
+    ///   deleted); [`Error::Unknown`]/[`Error::QuotaExceeded`] on storage failure (which
+    ///   aborts the transaction).
+    ///
+    /// Any error leaves the store, its indexes and its key generator unchanged.
+    pub fn add(&self, value: Value, key: Option<Key>) -> Result<Key> {
+        self.store_a_record(value, key, true)
+    }
+
+    /// Stores a record, replacing any with the same key (`IDBObjectStore.put`); returns its
+    /// key.
+    ///
+    /// # Errors
+    /// As [`ObjectStore::add`], except that an existing record is replaced, not an error.
+    pub fn put(&self, value: Value, key: Option<Key>) -> Result<Key> {
+        self.store_a_record(value, key, false)
+    }
+
+    /// Determines the key (`put()`/`add()` steps, then "store a record into an object store":
+    /// <https://www.w3.org/TR/IndexedDB-3/#store-a-record-into-an-object-store>), checks every
+    /// constraint, and only then writes.
+    fn store_a_record(
+        &self,
+        mut value: Value,
+        key: Option<Key>,
+        no_overwrite: bool,
+    ) -> Result<Key> {
+        self.tx.check_writable()?;
+        self.with_meta(|meta| {
+            let mut generator = if meta.auto_increment {
+                Some(self.tx.key_generator(meta.id)?)
+            } else {
+                None
+            };
+            let key = match (&meta.key_path, key) {
+                (Some(_), Some(_)) => {
+                    return Err(Error::Data(
+                        "the object store uses in-line keys and a key was given".into(),
+                    ))
+                }
+                (Some(kp), None) => match extract_key_from_value_using_key_path(&value, kp, false) {
+                    KeyPathExtraction::Key(k) => {
+                        if let Some(g) = generator.as_mut() {
+                            g.possibly_update_key_generator(&k);
+                        }
+                        k
+                    }
+                    KeyPathExtraction::Invalid => {
+                        return Err(Error::Data(format!(
+                            "key path {kp} yielded a value that is not a valid key"
+                        )))
+                    }
+                    KeyPathExtraction::Failure => match generator.as_mut() {
+                        None => return Err(Error::Data(format!("key path {kp} yielded no key"))),
+                        Some(g) => {
+                            if !check_that_a_key_could_be_injected_into_a_value(&value, kp) {
+                                return Err(Error::Data(format!(
+                                    "a generated key cannot be injected into this value at key path {kp}"
+                                )));
+                            }
+                            let k = g.generate_key()?;
+                            inject_key_into_value_using_key_path(&mut value, &k, kp)?;
+                            k
+                        }
+                    },
+                },
+                (None, Some(k)) => {
+                    if let Some(g) = generator.as_mut() {
+                        g.possibly_update_key_generator(&k);
+                    }
+                    k
+                }
+                (None, None) => match generator.as_mut() {
+                    Some(g) => g.generate_key()?,
+                    None => {
+                        return Err(Error::Data(
+                            "the object store uses out-of-line keys and has no key generator, and no key was given".into(),
+                        ))
+                    }
+                },
+            };
+            let encoded_key = encode_key(&key);
+            let encoded_value = encode_value(&value);
+            let new_entries: Vec<(&IndexMeta, Vec<Vec<u8>>)> = meta
+                .indexes
+                .values()
+                .map(|ix| (ix, index_keys(ix, &value)))
+                .collect();
+
+            // Checks, before any write.
+            let conn = self.tx.conn()?;
+            let old_value = if meta.indexes.is_empty() {
+                if no_overwrite && storage::record_exists(&conn, meta.id, &encoded_key)? {
+                    return Err(key_exists(&key));
+                }
+                None
+            } else {
+                let old = storage::get_record(&conn, meta.id, &encoded_key)?;
+                if no_overwrite && old.is_some() {
+                    return Err(key_exists(&key));
+                }
+                old.map(|bytes| decode_value(&bytes)).transpose()?
+            };
+            for (ix, keys) in &new_entries {
+                if ix.unique {
+                    for k in keys {
+                        if storage::index_key_taken(&conn, ix.id, k, &encoded_key)? {
+                            return Err(Error::Constraint(format!(
+                                "unique index {:?} already has a record with key {}",
+                                ix.name,
+                                describe_encoded(k)
+                            )));
+                        }
+                    }
+                }
+            }
+            let old_entries: Vec<(i64, Vec<Vec<u8>>)> = old_value
+                .as_ref()
+                .map(|old| {
+                    meta.indexes
+                        .values()
+                        .map(|ix| (ix.id, index_keys(ix, old)))
+                        .collect()
+                })
+                .unwrap_or_default();
+            drop(conn);
+
+            // Writes.
+            self.tx.mutate(|conn| {
+                for (index_id, keys) in &old_entries {
+                    for k in keys {
+                        storage::delete_index_entry(conn, *index_id, k, &encoded_key)?;
+                    }
+                }
+                storage::put_record(conn, meta.id, &encoded_key, &encoded_value)?;
+                for (ix, keys) in &new_entries {
+                    for k in keys {
+                        storage::insert_index_entry(conn, ix.id, k, &encoded_key)?;
+                    }
+                }
+                Ok(())
+            })?;
+            if let Some(g) = generator {
+                self.tx.set_key_generator(meta.id, g);
+            }
+            Ok(key)
+        })
+    }
+
+    /// Deletes the records whose keys are in `range` (`IDBObjectStore.delete`); a key
+    /// converts into a one-key range. The key generator is never affected.
+    ///
+    /// # Errors
+    /// [`Error::ReadOnly`], [`Error::TransactionInactive`], [`Error::InvalidState`] (store
+    /// deleted), [`Error::Unknown`] on storage failure (which aborts the transaction).
+    pub fn delete(&self, range: impl Into<KeyRange>) -> Result<()> {
+        self.tx.check_writable()?;
+        let range = range.into().encoded();
+        self.with_meta(|meta| self.delete_encoded(meta, &range))
+    }
+
+    /// Deletes records in an encoded range with their index entries.
+    pub(crate) fn delete_encoded(&self, meta: &StoreMeta, range: &EncodedRange) -> Result<()> {
+        let old_entries = if meta.indexes.is_empty() {
+            Vec::new()
+        } else {
+            let conn = self.tx.conn()?;
+            let records = storage::select_records(&conn, meta.id, range, false, 0, true)?;
+            let mut entries = Vec::new();
+            for (key, value) in records {
+                let value = decode_value(value.as_deref().unwrap_or_default())?;
+                for ix in meta.indexes.values() {
+                    for k in index_keys(ix, &value) {
+                        entries.push((ix.id, k, key.clone()));
+                    }
+                }
+            }
+            entries
+        };
+        self.tx.mutate(|conn| {
+            for (index_id, k, pk) in &old_entries {
+                storage::delete_index_entry(conn, *index_id, k, pk)?;
+            }
+            storage::delete_records(conn, meta.id, range)
+        })
+    }
+
+    /// Deletes every record (`IDBObjectStore.clear`). The key generator is not reset
+    /// (seed 000).
+    ///
+    /// # Errors
+    /// As [`ObjectStore::delete`].
+    pub fn clear(&self) -> Result<()> {
+        self.tx.check_writable()?;
+        self.with_meta(|meta| {
+            let index_ids: Vec<i64> = meta.indexes.values().map(|ix| ix.id).collect();
+            self.tx
+                .mutate(|conn| storage::clear_records(conn, meta.id, &index_ids))
+        })
+    }
+
+    // ---- reads ----
+
+    /// The value of the first record in `range` (`IDBObjectStore.get`), or `None`.
+    ///
+    /// # Errors
+    /// [`Error::TransactionInactive`], [`Error::InvalidState`] (store deleted),
+    /// [`Error::Unknown`] on storage failure.
+    pub fn get(&self, range: impl Into<KeyRange>) -> Result<Option<Value>> {
+        let range = range.into();
+        self.tx.check_active()?;
+        let conn = self.tx.conn()?;
+        let bytes = match range.as_only() {
+            Some(key) => storage::get_record(&conn, self.id, &encode_key(key))?,
+            None => storage::select_records(&conn, self.id, &range.encoded(), false, 1, true)?
+                .pop()
+                .and_then(|(_, v)| v),
+        };
+        bytes.map(|b| decode_value(&b)).transpose()
+    }
+
+    /// The key of the first record in `range` (`IDBObjectStore.getKey`), or `None`.
+    ///
+    /// # Errors
+    /// As [`ObjectStore::get`].
+    pub fn get_key(&self, range: impl Into<KeyRange>) -> Result<Option<Key>> {
+        let range = range.into();
+        let conn = self.tx.conn()?;
+        storage::select_records(&conn, self.id, &range.encoded(), false, 1, false)?
+            .pop()
+            .map(|(k, _)| decode_key(&k).map_err(corrupt))
+            .transpose()
+    }
+
+    /// Values of the records matching `query`, in key order (`IDBObjectStore.getAll`).
+    ///
+    /// # Errors
+    /// As [`ObjectStore::get`].
+    pub fn get_all(&self, query: impl Into<Query>) -> Result<Vec<Value>> {
+        Ok(self
+            .get_all_records(query)?
+            .into_iter()
+            .map(|r| r.value)
+            .collect())
+    }
+
+    /// Keys of the records matching `query` (`IDBObjectStore.getAllKeys`).
+    ///
+    /// # Errors
+    /// As [`ObjectStore::get`].
+    pub fn get_all_keys(&self, query: impl Into<Query>) -> Result<Vec<Key>> {
+        let query = query.into();
+        let conn = self.tx.conn()?;
+        let range = encoded_or_all(&query.range);
+        storage::select_records(
+            &conn,
+            self.id,
+            &range,
+            query.direction.is_reverse(),
+            query.limit(),
+            false,
+        )?
+        .into_iter()
+        .map(|(k, _)| decode_key(&k).map_err(corrupt))
+        .collect()
+    }
+
+    /// Records (key and value) matching `query` (`IDBObjectStore.getAllRecords`).
+    ///
+    /// # Errors
+    /// As [`ObjectStore::get`].
+    pub fn get_all_records(&self, query: impl Into<Query>) -> Result<Vec<Record>> {
+        let query = query.into();
+        let conn = self.tx.conn()?;
+        let range = encoded_or_all(&query.range);
+        storage::select_records(
+            &conn,
+            self.id,
+            &range,
+            query.direction.is_reverse(),
+            query.limit(),
+            true,
+        )?
+        .into_iter()
+        .map(|(k, v)| {
+            let key = decode_key(&k).map_err(corrupt)?;
+            Ok(Record {
+                primary_key: key.clone(),
+                key,
+                value: decode_value(v.as_deref().unwrap_or_default())?,
+            })
+        })
+        .collect()
+    }
+
+    /// Number of records in `range` (`IDBObjectStore.count`); `None` counts all.
+    ///
+    /// # Errors
+    /// As [`ObjectStore::get`].
+    pub fn count(&self, range: Option<KeyRange>) -> Result<u64> {
+        let conn = self.tx.conn()?;
+        storage::count_records(&conn, self.id, &encoded_or_all(&range))
+    }
+
+    /// Opens a cursor over the records in `range` (`IDBObjectStore.openCursor`), positioned
+    /// on the first record in `direction` (or already past the end).
+    ///
+    /// # Errors
+    /// As [`ObjectStore::get`].
+    pub fn open_cursor(
+        &self,
+        range: Option<KeyRange>,
+        direction: CursorDirection,
+    ) -> Result<Cursor> {
+        Cursor::open(
+            self.tx,
+            CursorSource::store(self.id),
+            range,
+            direction,
+            false,
+        )
+    }
+
+    /// As [`ObjectStore::open_cursor`], without values (`openKeyCursor`).
+    ///
+    /// # Errors
+    /// As [`ObjectStore::get`].
+    pub fn open_key_cursor(
+        &self,
+        range: Option<KeyRange>,
+        direction: CursorDirection,
+    ) -> Result<Cursor> {
+        Cursor::open(
+            self.tx,
+            CursorSource::store(self.id),
+            range,
+            direction,
+            true,
+        )
+    }
+
+    // ---- versionchange ----
+
+    /// Renames the store (setting `IDBObjectStore.name`); upgrade only. Renaming to the
+    /// current name does nothing.
+    ///
+    /// # Errors
+    /// [`Error::InvalidState`] outside an upgrade or if the store was deleted;
+    /// [`Error::TransactionInactive`]; [`Error::Constraint`] if another store has `name`.
+    pub fn rename(&self, name: &str) -> Result<()> {
+        self.tx.check_upgrade()?;
+        let old = self.name()?;
+        if old == name {
+            return Ok(());
+        }
+        if self.tx.schema().stores.contains_key(name) {
+            return Err(Error::Constraint(format!(
+                "an object store named {name:?} already exists"
+            )));
+        }
+        self.tx
+            .mutate(|conn| storage::rename_store(conn, self.id, name))?;
+        self.tx.edit_schema(|schema| {
+            if let Some(mut meta) = schema.stores.remove(&old) {
+                meta.name = name.to_owned();
+                schema.stores.insert(name.to_owned(), meta);
+            }
+        });
+        Ok(())
+    }
+
+    /// Creates an index (`IDBObjectStore.createIndex`) and fills it from the existing
+    /// records; upgrade only. Records whose key path yields no valid key are left out.
+    ///
+    /// # Errors
+    /// - [`Error::InvalidState`] outside an upgrade or if the store was deleted;
+    ///   [`Error::TransactionInactive`].
+    /// - [`Error::Constraint`] if the store already has an index `name`.
+    /// - [`Error::InvalidAccess`] for `multi_entry` with an array key path.
+    /// - [`Error::Constraint`] if `unique` and existing records share an index key: then the
+    ///   whole upgrade transaction is aborted, as the spec requires.
+    pub fn create_index(
+        &self,
+        name: &str,
+        key_path: KeyPath,
+        unique: bool,
+        multi_entry: bool,
+    ) -> Result<Index<'t>> {
+        self.tx.check_upgrade()?;
+        let store_name = self.name()?;
+        if self.with_meta(|m| Ok(m.indexes.contains_key(name)))? {
+            return Err(Error::Constraint(format!(
+                "object store {store_name:?} already has an index named {name:?}"
+            )));
+        }
+        if multi_entry && key_path.is_compound() {
+            return Err(Error::InvalidAccess(
+                "a multiEntry index cannot have an array key path".into(),
+            ));
+        }
+        let meta = IndexMeta {
+            id: 0,
+            name: name.to_owned(),
+            key_path,
+            unique,
+            multi_entry,
+        };
+        let stored = key_path_to_stored(&meta.key_path);
+        let id = self.tx.mutate(|conn| {
+            let id = storage::insert_index(conn, self.id, name, (&stored.0, stored.1), unique, multi_entry)?;
+            let records = storage::select_records(conn, self.id, &EncodedRange::all(), false, 0, true)?;
+            for (pk, value) in records {
+                let value = decode_value(value.as_deref().unwrap_or_default())?;
+                for k in index_keys(&meta, &value) {
+                    if unique && storage::index_key_taken(conn, id, &k, &pk)? {
+                        return Err(Error::Constraint(format!(
+                            "cannot create unique index {name:?}: key {} is not unique; the upgrade is aborted",
+                            describe_encoded(&k)
+                        )));
+                    }
+                    storage::insert_index_entry(conn, id, &k, &pk)?;
+                }
+            }
+            Ok(id)
+        })?;
+        self.tx.edit_schema(|schema| {
+            if let Some(store) = schema.stores.get_mut(&store_name) {
+                store
+                    .indexes
+                    .insert(name.to_owned(), IndexMeta { id, ..meta });
+            }
+        });
+        Ok(Index::new(self.tx, self.id, id))
+    }
+
+    /// Deletes the index `name` (`IDBObjectStore.deleteIndex`); upgrade only.
+    ///
+    /// # Errors
+    /// [`Error::InvalidState`] outside an upgrade or if the store was deleted;
+    /// [`Error::TransactionInactive`]; [`Error::NotFound`] if there is no such index.
+    pub fn delete_index(&self, name: &str) -> Result<()> {
+        self.tx.check_upgrade()?;
+        let (store_name, index_id) = self.with_meta(|m| Ok((m.name.clone(), m.index(name)?.id)))?;
+        self.tx
+            .mutate(|conn| storage::delete_index(conn, index_id))?;
+        self.tx.edit_schema(|schema| {
+            if let Some(store) = schema.stores.get_mut(&store_name) {
+                store.indexes.remove(name);
+            }
+        });
+        Ok(())
+    }
+}
+
+fn key_exists(key: &Key) -> Error {
+    Error::Constraint(format!(
+        "a record with key {} already exists",
+        describe(key)
+    ))
+}
+
+/// A key for error messages, in the text form.
+pub(crate) fn describe(key: &Key) -> String {
+    crate::text::key_to_text(key)
+}
+
+fn describe_encoded(bytes: &[u8]) -> String {
+    decode_key(bytes).map_or_else(|_| "(unreadable)".to_owned(), |k| describe(&k))
+}
+
+/// A stored key that does not decode means a damaged file.
+pub(crate) fn corrupt(e: Error) -> Error {
+    Error::Unknown(format!("stored key is corrupt: {}", e.message()))
+}
+
+pub(crate) fn encoded_or_all(range: &Option<KeyRange>) -> EncodedRange {
+    range
+        .as_ref()
+        .map_or_else(EncodedRange::all, KeyRange::encoded)
+}

@@ -1,0 +1,824 @@
+//! Storage on SQLite: the only module that talks SQL. Schema, pragmas and every query.
+//!
+//! One SQLite file per database, in WAL mode. Keys are stored as their order-preserving
+//! encoding ([`crate::encode_key`]) in `WITHOUT ROWID` tables, so SQLite's BLOB order (memcmp)
+//! is key order. The layout is documented in `docs/format.md`.
+
+use std::ops::Bound;
+use std::path::Path;
+
+use rusqlite::types::Value as SqlValue;
+use rusqlite::{params, Connection, ErrorCode, OptionalExtension};
+
+use crate::error::{Error, Result};
+use crate::key_encoding::KEY_ENCODING_VERSION;
+use crate::key_range::EncodedRange;
+use crate::value_codec::VALUE_FORMAT_VERSION;
+
+/// Version of the SQLite table layout below.
+pub(crate) const FORMAT_VERSION: i64 = 1;
+
+const SCHEMA: &str = "
+CREATE TABLE IF NOT EXISTS database (
+    id INTEGER PRIMARY KEY CHECK (id = 1),
+    name TEXT NOT NULL,
+    version INTEGER NOT NULL,
+    format_version INTEGER NOT NULL,
+    key_encoding_version INTEGER NOT NULL,
+    value_format_version INTEGER NOT NULL
+);
+CREATE TABLE IF NOT EXISTS object_store (
+    id INTEGER PRIMARY KEY,
+    name TEXT NOT NULL UNIQUE,
+    key_path TEXT,
+    key_path_is_array INTEGER NOT NULL,
+    auto_increment INTEGER NOT NULL,
+    current_number INTEGER NOT NULL
+);
+CREATE TABLE IF NOT EXISTS object_store_index (
+    id INTEGER PRIMARY KEY,
+    object_store_id INTEGER NOT NULL,
+    name TEXT NOT NULL,
+    key_path TEXT NOT NULL,
+    key_path_is_array INTEGER NOT NULL,
+    is_unique INTEGER NOT NULL,
+    multi_entry INTEGER NOT NULL,
+    UNIQUE (object_store_id, name)
+);
+CREATE TABLE IF NOT EXISTS record (
+    object_store_id INTEGER NOT NULL,
+    key BLOB NOT NULL,
+    value BLOB NOT NULL,
+    PRIMARY KEY (object_store_id, key)
+) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS index_entry (
+    index_id INTEGER NOT NULL,
+    key BLOB NOT NULL,
+    primary_key BLOB NOT NULL,
+    PRIMARY KEY (index_id, key, primary_key)
+) WITHOUT ROWID;
+";
+
+/// Maps a SQLite failure to the spec's error: a full disk is `QuotaExceededError`, anything
+/// else `UnknownError`.
+pub(crate) fn sql_error(e: rusqlite::Error) -> Error {
+    match e.sqlite_error_code() {
+        Some(ErrorCode::DiskFull) => Error::QuotaExceeded(format!("the disk is full: {e}")),
+        _ => Error::Unknown(format!("storage failure: {e}")),
+    }
+}
+
+trait SqlResult<T> {
+    fn sql(self) -> Result<T>;
+}
+
+impl<T> SqlResult<T> for rusqlite::Result<T> {
+    fn sql(self) -> Result<T> {
+        self.map_err(sql_error)
+    }
+}
+
+/// Opens (creating if needed) the SQLite file of a database, or an in-memory one for `None`.
+pub(crate) fn open_connection(path: Option<&Path>) -> Result<Connection> {
+    let conn = match path {
+        Some(p) => Connection::open(p),
+        None => Connection::open_in_memory(),
+    }
+    .sql()?;
+    conn.set_prepared_statement_cache_capacity(128);
+    conn.busy_timeout(std::time::Duration::from_secs(30))
+        .sql()?;
+    if path.is_some() {
+        let mode: String = conn
+            .query_row("PRAGMA journal_mode=WAL", [], |r| r.get(0))
+            .sql()?;
+        if !mode.eq_ignore_ascii_case("wal") {
+            return Err(Error::Unknown(format!(
+                "could not switch the database file to WAL mode (got {mode})"
+            )));
+        }
+    }
+    conn.execute_batch("PRAGMA foreign_keys=OFF; PRAGMA cache_size=-16000;")
+        .sql()?;
+    Ok(conn)
+}
+
+/// The row describing the database file.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct DatabaseRow {
+    pub name: String,
+    pub version: u64,
+}
+
+/// Creates the tables of a new file, or checks an existing file's format versions.
+///
+/// # Errors
+/// [`Error::Unknown`] for a file that is not an Indexa database, one of another format
+/// version, or one made for another database name.
+pub(crate) fn initialize(conn: &Connection, name: &str) -> Result<DatabaseRow> {
+    conn.execute_batch("BEGIN IMMEDIATE").sql()?;
+    let result = (|| {
+        conn.execute_batch(SCHEMA).sql()?;
+        let existing = conn
+            .query_row(
+                "SELECT name, version, format_version, key_encoding_version, value_format_version FROM database",
+                [],
+                |r| {
+                    Ok((
+                        r.get::<_, String>(0)?,
+                        r.get::<_, i64>(1)?,
+                        r.get::<_, i64>(2)?,
+                        r.get::<_, i64>(3)?,
+                        r.get::<_, i64>(4)?,
+                    ))
+                },
+            )
+            .optional()
+            .sql()?;
+        match existing {
+            None => {
+                conn.execute(
+                    "INSERT INTO database VALUES (1, ?1, 0, ?2, ?3, ?4)",
+                    params![
+                        name,
+                        FORMAT_VERSION,
+                        KEY_ENCODING_VERSION,
+                        VALUE_FORMAT_VERSION
+                    ],
+                )
+                .sql()?;
+                Ok(DatabaseRow {
+                    name: name.to_owned(),
+                    version: 0,
+                })
+            }
+            Some((stored_name, version, format, key_format, value_format)) => {
+                if format != FORMAT_VERSION
+                    || key_format != i64::from(KEY_ENCODING_VERSION)
+                    || value_format != i64::from(VALUE_FORMAT_VERSION)
+                {
+                    return Err(Error::Unknown(format!(
+                        "database file has format version {format} (keys {key_format}, values {value_format}); this build reads {FORMAT_VERSION} (keys {KEY_ENCODING_VERSION}, values {VALUE_FORMAT_VERSION})"
+                    )));
+                }
+                if stored_name != name {
+                    return Err(Error::Unknown(format!(
+                        "database file belongs to database {stored_name:?}, not {name:?}"
+                    )));
+                }
+                Ok(DatabaseRow {
+                    name: stored_name,
+                    version: u64::try_from(version).map_err(|_| {
+                        Error::Unknown(format!("stored database version {version} is invalid"))
+                    })?,
+                })
+            }
+        }
+    })();
+    match &result {
+        Ok(_) => conn.execute_batch("COMMIT").sql()?,
+        Err(_) => {
+            let _ = conn.execute_batch("ROLLBACK");
+        }
+    }
+    result
+}
+
+/// Reads the name and version of a database file without changing it, or `None` when the
+/// file is not an Indexa database.
+pub(crate) fn read_database_row(conn: &Connection) -> Result<Option<DatabaseRow>> {
+    let row = conn
+        .query_row("SELECT name, version FROM database", [], |r| {
+            Ok((r.get::<_, String>(0)?, r.get::<_, i64>(1)?))
+        })
+        .optional();
+    match row {
+        Ok(Some((name, version))) => Ok(Some(DatabaseRow {
+            name,
+            version: version.max(0) as u64,
+        })),
+        Ok(None) => Ok(None),
+        Err(rusqlite::Error::SqliteFailure(_, Some(msg))) if msg.contains("no such table") => {
+            Ok(None)
+        }
+        Err(e) => Err(sql_error(e)),
+    }
+}
+
+/// The stored database version (read inside a transaction to detect schema changes).
+pub(crate) fn read_version(conn: &Connection) -> Result<u64> {
+    let v: i64 = conn
+        .prepare_cached("SELECT version FROM database")
+        .sql()?
+        .query_row([], |r| r.get(0))
+        .sql()?;
+    Ok(v.max(0) as u64)
+}
+
+pub(crate) fn write_version(conn: &Connection, version: u64) -> Result<()> {
+    let v = i64::try_from(version)
+        .map_err(|_| Error::Type(format!("version {version} is too large")))?;
+    conn.execute("UPDATE database SET version = ?1", [v])
+        .sql()?;
+    Ok(())
+}
+
+/// Starts a SQLite transaction: `IMMEDIATE` takes the write lock up front for writers.
+pub(crate) fn begin(conn: &Connection, write: bool, synchronous_full: bool) -> Result<()> {
+    conn.execute_batch(if synchronous_full {
+        "PRAGMA synchronous=FULL"
+    } else {
+        "PRAGMA synchronous=NORMAL"
+    })
+    .sql()?;
+    conn.execute_batch(if write { "BEGIN IMMEDIATE" } else { "BEGIN" })
+        .sql()
+}
+
+pub(crate) fn commit(conn: &Connection) -> Result<()> {
+    conn.execute_batch("COMMIT").sql()
+}
+
+/// Rolls back; a connection with no open transaction is left alone.
+pub(crate) fn rollback(conn: &Connection) {
+    if !conn.is_autocommit() {
+        let _ = conn.execute_batch("ROLLBACK");
+    }
+}
+
+/// Stored description of an object store.
+#[derive(Debug, Clone)]
+pub(crate) struct StoreRow {
+    pub id: i64,
+    pub name: String,
+    pub key_path: Option<(String, bool)>,
+    pub auto_increment: bool,
+}
+
+/// Stored description of an index.
+#[derive(Debug, Clone)]
+pub(crate) struct IndexRow {
+    pub id: i64,
+    pub store_id: i64,
+    pub name: String,
+    pub key_path: (String, bool),
+    pub unique: bool,
+    pub multi_entry: bool,
+}
+
+pub(crate) fn load_stores(conn: &Connection) -> Result<Vec<StoreRow>> {
+    let mut stmt = conn
+        .prepare_cached(
+            "SELECT id, name, key_path, key_path_is_array, auto_increment FROM object_store ORDER BY name",
+        )
+        .sql()?;
+    let rows = stmt
+        .query_map([], |r| {
+            let key_path: Option<String> = r.get(2)?;
+            let is_array: bool = r.get(3)?;
+            Ok(StoreRow {
+                id: r.get(0)?,
+                name: r.get(1)?,
+                key_path: key_path.map(|k| (k, is_array)),
+                auto_increment: r.get(4)?,
+            })
+        })
+        .sql()?;
+    rows.collect::<rusqlite::Result<Vec<_>>>().sql()
+}
+
+pub(crate) fn load_indexes(conn: &Connection) -> Result<Vec<IndexRow>> {
+    let mut stmt = conn
+        .prepare_cached(
+            "SELECT id, object_store_id, name, key_path, key_path_is_array, is_unique, multi_entry FROM object_store_index ORDER BY name",
+        )
+        .sql()?;
+    let rows = stmt
+        .query_map([], |r| {
+            Ok(IndexRow {
+                id: r.get(0)?,
+                store_id: r.get(1)?,
+                name: r.get(2)?,
+                key_path: (r.get(3)?, r.get(4)?),
+                unique: r.get(5)?,
+                multi_entry: r.get(6)?,
+            })
+        })
+        .sql()?;
+    rows.collect::<rusqlite::Result<Vec<_>>>().sql()
+}
+
+pub(crate) fn insert_store(
+    conn: &Connection,
+    name: &str,
+    key_path: Option<(&str, bool)>,
+    auto_increment: bool,
+) -> Result<i64> {
+    conn.execute(
+        "INSERT INTO object_store (name, key_path, key_path_is_array, auto_increment, current_number) VALUES (?1, ?2, ?3, ?4, 1)",
+        params![
+            name,
+            key_path.map(|k| k.0),
+            key_path.is_some_and(|k| k.1),
+            auto_increment
+        ],
+    )
+    .sql()?;
+    Ok(conn.last_insert_rowid())
+}
+
+pub(crate) fn delete_store(conn: &Connection, store_id: i64) -> Result<()> {
+    conn.execute(
+        "DELETE FROM index_entry WHERE index_id IN (SELECT id FROM object_store_index WHERE object_store_id = ?1)",
+        [store_id],
+    )
+    .sql()?;
+    conn.execute(
+        "DELETE FROM object_store_index WHERE object_store_id = ?1",
+        [store_id],
+    )
+    .sql()?;
+    conn.execute("DELETE FROM record WHERE object_store_id = ?1", [store_id])
+        .sql()?;
+    conn.execute("DELETE FROM object_store WHERE id = ?1", [store_id])
+        .sql()?;
+    Ok(())
+}
+
+pub(crate) fn rename_store(conn: &Connection, store_id: i64, name: &str) -> Result<()> {
+    conn.execute(
+        "UPDATE object_store SET name = ?2 WHERE id = ?1",
+        params![store_id, name],
+    )
+    .sql()?;
+    Ok(())
+}
+
+pub(crate) fn read_current_number(conn: &Connection, store_id: i64) -> Result<u64> {
+    let n: i64 = conn
+        .prepare_cached("SELECT current_number FROM object_store WHERE id = ?1")
+        .sql()?
+        .query_row([store_id], |r| r.get(0))
+        .sql()?;
+    Ok(n.max(0) as u64)
+}
+
+pub(crate) fn write_current_number(conn: &Connection, store_id: i64, n: u64) -> Result<()> {
+    conn.prepare_cached("UPDATE object_store SET current_number = ?2 WHERE id = ?1")
+        .sql()?
+        .execute(params![store_id, n as i64])
+        .sql()?;
+    Ok(())
+}
+
+pub(crate) fn insert_index(
+    conn: &Connection,
+    store_id: i64,
+    name: &str,
+    key_path: (&str, bool),
+    unique: bool,
+    multi_entry: bool,
+) -> Result<i64> {
+    conn.execute(
+        "INSERT INTO object_store_index (object_store_id, name, key_path, key_path_is_array, is_unique, multi_entry) VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
+        params![store_id, name, key_path.0, key_path.1, unique, multi_entry],
+    )
+    .sql()?;
+    Ok(conn.last_insert_rowid())
+}
+
+pub(crate) fn delete_index(conn: &Connection, index_id: i64) -> Result<()> {
+    conn.execute("DELETE FROM index_entry WHERE index_id = ?1", [index_id])
+        .sql()?;
+    conn.execute("DELETE FROM object_store_index WHERE id = ?1", [index_id])
+        .sql()?;
+    Ok(())
+}
+
+pub(crate) fn rename_index(conn: &Connection, index_id: i64, name: &str) -> Result<()> {
+    conn.execute(
+        "UPDATE object_store_index SET name = ?2 WHERE id = ?1",
+        params![index_id, name],
+    )
+    .sql()?;
+    Ok(())
+}
+
+// ---- records ----
+
+pub(crate) fn get_record(conn: &Connection, store_id: i64, key: &[u8]) -> Result<Option<Vec<u8>>> {
+    conn.prepare_cached("SELECT value FROM record WHERE object_store_id = ?1 AND key = ?2")
+        .sql()?
+        .query_row(params![store_id, key], |r| r.get(0))
+        .optional()
+        .sql()
+}
+
+pub(crate) fn record_exists(conn: &Connection, store_id: i64, key: &[u8]) -> Result<bool> {
+    conn.prepare_cached("SELECT 1 FROM record WHERE object_store_id = ?1 AND key = ?2")
+        .sql()?
+        .exists(params![store_id, key])
+        .sql()
+}
+
+/// Writes a record, replacing any record with the same key.
+pub(crate) fn put_record(conn: &Connection, store_id: i64, key: &[u8], value: &[u8]) -> Result<()> {
+    conn.prepare_cached(
+        "INSERT OR REPLACE INTO record (object_store_id, key, value) VALUES (?1, ?2, ?3)",
+    )
+    .sql()?
+    .execute(params![store_id, key, value])
+    .sql()?;
+    Ok(())
+}
+
+pub(crate) fn clear_records(conn: &Connection, store_id: i64, index_ids: &[i64]) -> Result<()> {
+    conn.prepare_cached("DELETE FROM record WHERE object_store_id = ?1")
+        .sql()?
+        .execute([store_id])
+        .sql()?;
+    for id in index_ids {
+        conn.prepare_cached("DELETE FROM index_entry WHERE index_id = ?1")
+            .sql()?
+            .execute([id])
+            .sql()?;
+    }
+    Ok(())
+}
+
+/// Appends `AND <column> >= ? …` conditions for `range` and pushes their parameters.
+fn range_conditions(
+    column: &str,
+    range: &EncodedRange,
+    sql: &mut String,
+    params: &mut Vec<SqlValue>,
+) {
+    match &range.lower {
+        Bound::Unbounded => {}
+        Bound::Included(b) => {
+            sql.push_str(&format!(" AND {column} >= ?"));
+            params.push(SqlValue::Blob(b.clone()));
+        }
+        Bound::Excluded(b) => {
+            sql.push_str(&format!(" AND {column} > ?"));
+            params.push(SqlValue::Blob(b.clone()));
+        }
+    }
+    match &range.upper {
+        Bound::Unbounded => {}
+        Bound::Included(b) => {
+            sql.push_str(&format!(" AND {column} <= ?"));
+            params.push(SqlValue::Blob(b.clone()));
+        }
+        Bound::Excluded(b) => {
+            sql.push_str(&format!(" AND {column} < ?"));
+            params.push(SqlValue::Blob(b.clone()));
+        }
+    }
+}
+
+/// A record as stored: encoded key and encoded value (`None` when not asked for).
+pub(crate) type RawRecord = (Vec<u8>, Option<Vec<u8>>);
+
+/// Records of a store in a key range, ascending or descending, at most `limit` (0 = all).
+pub(crate) fn select_records(
+    conn: &Connection,
+    store_id: i64,
+    range: &EncodedRange,
+    descending: bool,
+    limit: u32,
+    with_values: bool,
+) -> Result<Vec<RawRecord>> {
+    let mut sql = String::from(if with_values {
+        "SELECT key, value FROM record WHERE object_store_id = ?"
+    } else {
+        "SELECT key FROM record WHERE object_store_id = ?"
+    });
+    let mut params = vec![SqlValue::Integer(store_id)];
+    range_conditions("key", range, &mut sql, &mut params);
+    sql.push_str(if descending {
+        " ORDER BY key DESC"
+    } else {
+        " ORDER BY key"
+    });
+    if limit > 0 {
+        sql.push_str(&format!(" LIMIT {limit}"));
+    }
+    let mut stmt = conn.prepare_cached(&sql).sql()?;
+    let rows = stmt
+        .query_map(rusqlite::params_from_iter(params), |r| {
+            Ok((r.get(0)?, if with_values { Some(r.get(1)?) } else { None }))
+        })
+        .sql()?;
+    rows.collect::<rusqlite::Result<Vec<_>>>().sql()
+}
+
+pub(crate) fn count_records(conn: &Connection, store_id: i64, range: &EncodedRange) -> Result<u64> {
+    let mut sql = String::from("SELECT COUNT(*) FROM record WHERE object_store_id = ?");
+    let mut params = vec![SqlValue::Integer(store_id)];
+    range_conditions("key", range, &mut sql, &mut params);
+    let n: i64 = conn
+        .prepare_cached(&sql)
+        .sql()?
+        .query_row(rusqlite::params_from_iter(params), |r| r.get(0))
+        .sql()?;
+    Ok(n as u64)
+}
+
+/// Deletes the records of a store in a range (index entries are the caller's business).
+pub(crate) fn delete_records(conn: &Connection, store_id: i64, range: &EncodedRange) -> Result<()> {
+    let mut sql = String::from("DELETE FROM record WHERE object_store_id = ?");
+    let mut params = vec![SqlValue::Integer(store_id)];
+    range_conditions("key", range, &mut sql, &mut params);
+    conn.prepare_cached(&sql)
+        .sql()?
+        .execute(rusqlite::params_from_iter(params))
+        .sql()?;
+    Ok(())
+}
+
+/// The next record of a store cursor: the first (or, `descending`, last) record in `range`
+/// strictly beyond `after` and at or beyond `target`.
+pub(crate) fn step_store(
+    conn: &Connection,
+    store_id: i64,
+    range: &EncodedRange,
+    descending: bool,
+    after: Option<&[u8]>,
+    target: Option<&[u8]>,
+    with_value: bool,
+) -> Result<Option<RawRecord>> {
+    let mut sql = String::from(if with_value {
+        "SELECT key, value FROM record WHERE object_store_id = ?"
+    } else {
+        "SELECT key FROM record WHERE object_store_id = ?"
+    });
+    let mut params = vec![SqlValue::Integer(store_id)];
+    range_conditions("key", range, &mut sql, &mut params);
+    let (beyond, at_least, order) = if descending {
+        (
+            " AND key < ?",
+            " AND key <= ?",
+            " ORDER BY key DESC LIMIT 1",
+        )
+    } else {
+        (" AND key > ?", " AND key >= ?", " ORDER BY key LIMIT 1")
+    };
+    if let Some(a) = after {
+        sql.push_str(beyond);
+        params.push(SqlValue::Blob(a.to_vec()));
+    }
+    if let Some(t) = target {
+        sql.push_str(at_least);
+        params.push(SqlValue::Blob(t.to_vec()));
+    }
+    sql.push_str(order);
+    conn.prepare_cached(&sql)
+        .sql()?
+        .query_row(rusqlite::params_from_iter(params), |r| {
+            Ok((r.get(0)?, if with_value { Some(r.get(1)?) } else { None }))
+        })
+        .optional()
+        .sql()
+}
+
+// ---- index entries ----
+
+/// True when the index has an entry with `key` whose primary key is not `primary_key`.
+pub(crate) fn index_key_taken(
+    conn: &Connection,
+    index_id: i64,
+    key: &[u8],
+    primary_key: &[u8],
+) -> Result<bool> {
+    conn.prepare_cached(
+        "SELECT 1 FROM index_entry WHERE index_id = ?1 AND key = ?2 AND primary_key <> ?3 LIMIT 1",
+    )
+    .sql()?
+    .exists(params![index_id, key, primary_key])
+    .sql()
+}
+
+pub(crate) fn insert_index_entry(
+    conn: &Connection,
+    index_id: i64,
+    key: &[u8],
+    primary_key: &[u8],
+) -> Result<()> {
+    conn.prepare_cached(
+        "INSERT OR IGNORE INTO index_entry (index_id, key, primary_key) VALUES (?1, ?2, ?3)",
+    )
+    .sql()?
+    .execute(params![index_id, key, primary_key])
+    .sql()?;
+    Ok(())
+}
+
+pub(crate) fn delete_index_entry(
+    conn: &Connection,
+    index_id: i64,
+    key: &[u8],
+    primary_key: &[u8],
+) -> Result<()> {
+    conn.prepare_cached(
+        "DELETE FROM index_entry WHERE index_id = ?1 AND key = ?2 AND primary_key = ?3",
+    )
+    .sql()?
+    .execute(params![index_id, key, primary_key])
+    .sql()?;
+    Ok(())
+}
+
+/// An index entry as stored: encoded index key, encoded primary key, and the record's
+/// encoded value when asked for.
+pub(crate) type RawEntry = (Vec<u8>, Vec<u8>, Option<Vec<u8>>);
+
+/// Entries of an index in a key range, in index order (key, then primary key), ascending or
+/// descending; with `unique`, only the entry with the lowest primary key of each index key.
+/// At most `limit` (0 = all).
+#[allow(clippy::too_many_arguments)]
+pub(crate) fn select_index_entries(
+    conn: &Connection,
+    index_id: i64,
+    store_id: i64,
+    range: &EncodedRange,
+    descending: bool,
+    unique: bool,
+    limit: u32,
+    with_values: bool,
+) -> Result<Vec<RawEntry>> {
+    let mut params = vec![SqlValue::Integer(index_id)];
+    let mut inner = String::from(if unique {
+        "SELECT key, MIN(primary_key) AS primary_key FROM index_entry WHERE index_id = ?"
+    } else {
+        "SELECT key, primary_key FROM index_entry WHERE index_id = ?"
+    });
+    range_conditions("key", range, &mut inner, &mut params);
+    if unique {
+        inner.push_str(" GROUP BY key");
+    }
+    let order = if descending {
+        " ORDER BY e.key DESC, e.primary_key DESC"
+    } else {
+        " ORDER BY e.key, e.primary_key"
+    };
+    let mut sql = if with_values {
+        params.push(SqlValue::Integer(store_id));
+        format!(
+            "SELECT e.key, e.primary_key, r.value FROM ({inner}) e JOIN record r ON r.object_store_id = ? AND r.key = e.primary_key{order}"
+        )
+    } else {
+        format!("SELECT e.key, e.primary_key FROM ({inner}) e{order}")
+    };
+    if limit > 0 {
+        sql.push_str(&format!(" LIMIT {limit}"));
+    }
+    let mut stmt = conn.prepare_cached(&sql).sql()?;
+    let rows = stmt
+        .query_map(rusqlite::params_from_iter(params), |r| {
+            Ok((
+                r.get(0)?,
+                r.get(1)?,
+                if with_values { Some(r.get(2)?) } else { None },
+            ))
+        })
+        .sql()?;
+    rows.collect::<rusqlite::Result<Vec<_>>>().sql()
+}
+
+pub(crate) fn count_index_entries(
+    conn: &Connection,
+    index_id: i64,
+    range: &EncodedRange,
+) -> Result<u64> {
+    let mut sql = String::from("SELECT COUNT(*) FROM index_entry WHERE index_id = ?");
+    let mut params = vec![SqlValue::Integer(index_id)];
+    range_conditions("key", range, &mut sql, &mut params);
+    let n: i64 = conn
+        .prepare_cached(&sql)
+        .sql()?
+        .query_row(rusqlite::params_from_iter(params), |r| r.get(0))
+        .sql()?;
+    Ok(n as u64)
+}
+
+/// Where an index cursor looks for its next entry.
+pub(crate) struct IndexStep<'a> {
+    /// Entries must be strictly beyond this (key, primary key) position in the direction.
+    pub after: Option<(&'a [u8], &'a [u8])>,
+    /// With unique directions: entries must have a key strictly beyond this one.
+    pub after_key: Option<&'a [u8]>,
+    /// Entries must have a key at or beyond this one.
+    pub target: Option<&'a [u8]>,
+    /// With `target`: entries with key equal to the target must have a primary key at or
+    /// beyond this one (`continuePrimaryKey`).
+    pub target_primary_key: Option<&'a [u8]>,
+}
+
+/// The next entry of an index cursor in `range` (see [`IndexStep`]), first in ascending
+/// (key, primary key) order or, `descending`, last.
+#[allow(clippy::too_many_arguments)]
+pub(crate) fn step_index(
+    conn: &Connection,
+    index_id: i64,
+    store_id: i64,
+    range: &EncodedRange,
+    descending: bool,
+    step: &IndexStep<'_>,
+    with_value: bool,
+) -> Result<Option<RawEntry>> {
+    let mut sql = String::from("SELECT e.key, e.primary_key");
+    if with_value {
+        sql.push_str(", r.value FROM index_entry e JOIN record r ON r.object_store_id = ? AND r.key = e.primary_key WHERE e.index_id = ?");
+    } else {
+        sql.push_str(" FROM index_entry e WHERE e.index_id = ?");
+    }
+    let mut params = Vec::new();
+    if with_value {
+        params.push(SqlValue::Integer(store_id));
+    }
+    params.push(SqlValue::Integer(index_id));
+    range_conditions("e.key", range, &mut sql, &mut params);
+    let (gt, ge) = if descending { ("<", "<=") } else { (">", ">=") };
+    if let Some((k, pk)) = step.after {
+        sql.push_str(&format!(
+            " AND (e.key {gt} ? OR (e.key = ? AND e.primary_key {gt} ?))"
+        ));
+        params.push(SqlValue::Blob(k.to_vec()));
+        params.push(SqlValue::Blob(k.to_vec()));
+        params.push(SqlValue::Blob(pk.to_vec()));
+    }
+    if let Some(k) = step.after_key {
+        sql.push_str(&format!(" AND e.key {gt} ?"));
+        params.push(SqlValue::Blob(k.to_vec()));
+    }
+    match (step.target, step.target_primary_key) {
+        (Some(k), Some(pk)) => {
+            sql.push_str(&format!(
+                " AND (e.key {gt} ? OR (e.key = ? AND e.primary_key {ge} ?))"
+            ));
+            params.push(SqlValue::Blob(k.to_vec()));
+            params.push(SqlValue::Blob(k.to_vec()));
+            params.push(SqlValue::Blob(pk.to_vec()));
+        }
+        (Some(k), None) => {
+            sql.push_str(&format!(" AND e.key {ge} ?"));
+            params.push(SqlValue::Blob(k.to_vec()));
+        }
+        _ => {}
+    }
+    sql.push_str(if descending {
+        " ORDER BY e.key DESC, e.primary_key DESC LIMIT 1"
+    } else {
+        " ORDER BY e.key, e.primary_key LIMIT 1"
+    });
+    conn.prepare_cached(&sql)
+        .sql()?
+        .query_row(rusqlite::params_from_iter(params), |r| {
+            Ok((
+                r.get(0)?,
+                r.get(1)?,
+                if with_value { Some(r.get(2)?) } else { None },
+            ))
+        })
+        .optional()
+        .sql()
+}
+
+/// The entry with the lowest primary key among those with index key `key`.
+pub(crate) fn first_entry_with_key(
+    conn: &Connection,
+    index_id: i64,
+    store_id: i64,
+    key: &[u8],
+    with_value: bool,
+) -> Result<Option<RawEntry>> {
+    let sql = if with_value {
+        "SELECT e.key, e.primary_key, r.value FROM index_entry e JOIN record r ON r.object_store_id = ?3 AND r.key = e.primary_key WHERE e.index_id = ?1 AND e.key = ?2 ORDER BY e.primary_key LIMIT 1"
+    } else {
+        "SELECT e.key, e.primary_key, ?3 FROM index_entry e WHERE e.index_id = ?1 AND e.key = ?2 ORDER BY e.primary_key LIMIT 1"
+    };
+    conn.prepare_cached(sql)
+        .sql()?
+        .query_row(params![index_id, key, store_id], |r| {
+            Ok((
+                r.get(0)?,
+                r.get(1)?,
+                if with_value { Some(r.get(2)?) } else { None },
+            ))
+        })
+        .optional()
+        .sql()
+}
+
+/// Reads the name and version stored in a database file without creating or changing
+/// anything; `None` when the file is not an Indexa database.
+pub(crate) fn peek_database_file(path: &Path) -> Result<Option<DatabaseRow>> {
+    let conn = Connection::open_with_flags(
+        path,
+        rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY | rusqlite::OpenFlags::SQLITE_OPEN_NO_MUTEX,
+    )
+    .sql()?;
+    conn.busy_timeout(std::time::Duration::from_secs(5)).sql()?;
+    read_database_row(&conn)
+}

@@ -1,0 +1,495 @@
+//! Transactions (`IDBTransaction`): scope, mode, durability, commit and abort.
+//!
+//! Source: <https://www.w3.org/TR/IndexedDB-3/#transaction-construct>. Each transaction is
+//! one SQLite transaction, so aborting rolls back data, schema and key generators alike.
+
+use std::cell::{Ref, RefCell};
+use std::collections::HashMap;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
+
+use rusqlite::Connection;
+
+use crate::database::{ConnectionKind, DatabaseShared};
+use crate::error::{Error, Result};
+use crate::key_generator::KeyGenerator;
+use crate::key_path::KeyPath;
+use crate::object_store::ObjectStore;
+use crate::schema::{key_path_to_stored, Schema, StoreMeta};
+use crate::storage;
+
+/// A transaction's mode (`IDBTransactionMode`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum TransactionMode {
+    /// Reads only; runs concurrently with other transactions on a file database.
+    ReadOnly,
+    /// Reads and writes records; one at a time per database.
+    ReadWrite,
+    /// An upgrade: may also change object stores and indexes. Started only by
+    /// [`crate::Factory::open`].
+    VersionChange,
+}
+
+impl TransactionMode {
+    /// The spec's name: `readonly`, `readwrite` or `versionchange`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            TransactionMode::ReadOnly => "readonly",
+            TransactionMode::ReadWrite => "readwrite",
+            TransactionMode::VersionChange => "versionchange",
+        }
+    }
+}
+
+/// How hard a commit works to survive a power loss (`IDBTransactionDurability`).
+///
+/// Every mode survives a crash of the process once [`Transaction::commit`] returned; they
+/// differ on power loss or an operating-system crash (see RELIABILITY.md):
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
+pub enum Durability {
+    /// The default: the same as [`Durability::Strict`] in Indexa.
+    #[default]
+    Default,
+    /// The commit is on stable storage when `commit` returns (SQLite `synchronous=FULL`: the
+    /// write-ahead log is fsync'd at every commit).
+    Strict,
+    /// The commit may be lost on power loss until the next checkpoint (SQLite
+    /// `synchronous=NORMAL` in WAL mode), but never half-applied.
+    Relaxed,
+}
+
+impl Durability {
+    /// The spec's name: `default`, `strict` or `relaxed`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Durability::Default => "default",
+            Durability::Strict => "strict",
+            Durability::Relaxed => "relaxed",
+        }
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Outcome {
+    Active,
+    Committed,
+    Aborted,
+}
+
+struct State {
+    outcome: Outcome,
+    schema: Arc<Schema>,
+    /// Key generators read or changed in this transaction, with a dirty flag.
+    generators: HashMap<i64, (KeyGenerator, bool)>,
+}
+
+static NEXT_SERIAL: AtomicU64 = AtomicU64::new(1);
+
+/// A transaction: every read and write happens inside one.
+///
+/// Get object stores with [`Transaction::object_store`]; end with [`Transaction::commit`] or
+/// [`Transaction::abort`]. Dropping an unfinished transaction aborts it. After it ended, every
+/// request fails with [`Error::TransactionInactive`].
+///
+/// A request that fails (e.g. [`Error::Constraint`] from a unique index) changes nothing and
+/// leaves the transaction usable: whether to abort is the caller's choice, like
+/// `preventDefault()` in seed 000. A storage failure in the middle of a write
+/// ([`Error::Unknown`], [`Error::QuotaExceeded`]) aborts the transaction, so nothing
+/// half-written can ever commit.
+pub struct Transaction {
+    shared: Arc<DatabaseShared>,
+    mode: TransactionMode,
+    durability: Durability,
+    /// `None`: every object store of the database.
+    scope: Option<Vec<String>>,
+    serial: u64,
+    start_version: u64,
+    conn: RefCell<Option<(Connection, ConnectionKind)>>,
+    state: RefCell<State>,
+}
+
+impl std::fmt::Debug for Transaction {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Transaction")
+            .field("database", &self.shared.name)
+            .field("mode", &self.mode)
+            .field("durability", &self.durability)
+            .field("scope", &self.object_store_names())
+            .finish()
+    }
+}
+
+impl Transaction {
+    pub(crate) fn begin(
+        shared: Arc<DatabaseShared>,
+        scope: Option<Vec<String>>,
+        mode: TransactionMode,
+        durability: Durability,
+    ) -> Result<Transaction> {
+        let (conn, kind) = shared.take_connection(mode)?;
+        let write = mode != TransactionMode::ReadOnly;
+        let started = storage::begin(&conn, write, durability != Durability::Relaxed)
+            .and_then(|()| storage::read_version(&conn));
+        let version = match started {
+            Ok(v) => v,
+            Err(e) => {
+                storage::rollback(&conn);
+                shared.return_connection(conn, kind);
+                return Err(e);
+            }
+        };
+        // Another process may have upgraded the database: reload the schema then.
+        let mut schema = shared.schema();
+        if schema.version != version {
+            match Schema::load(&conn, version) {
+                Ok(s) => {
+                    schema = Arc::new(s);
+                    shared.set_schema(schema.clone());
+                }
+                Err(e) => {
+                    storage::rollback(&conn);
+                    shared.return_connection(conn, kind);
+                    return Err(e);
+                }
+            }
+        }
+        if let Some(names) = &scope {
+            for name in names {
+                if let Err(e) = schema.store(name) {
+                    storage::rollback(&conn);
+                    shared.return_connection(conn, kind);
+                    return Err(e);
+                }
+            }
+        }
+        Ok(Transaction {
+            shared,
+            mode,
+            durability,
+            scope,
+            serial: NEXT_SERIAL.fetch_add(1, Ordering::Relaxed),
+            start_version: version,
+            conn: RefCell::new(Some((conn, kind))),
+            state: RefCell::new(State {
+                outcome: Outcome::Active,
+                schema,
+                generators: HashMap::new(),
+            }),
+        })
+    }
+
+    /// The transaction's mode.
+    pub fn mode(&self) -> TransactionMode {
+        self.mode
+    }
+
+    /// The transaction's durability.
+    pub fn durability(&self) -> Durability {
+        self.durability
+    }
+
+    /// The name of the database.
+    pub fn database_name(&self) -> &str {
+        &self.shared.name
+    }
+
+    /// The object stores in scope, sorted (`IDBTransaction.objectStoreNames`). A
+    /// versionchange transaction's scope is every object store, including those it creates.
+    pub fn object_store_names(&self) -> Vec<String> {
+        let state = self.state.borrow();
+        match &self.scope {
+            Some(names) => {
+                let mut names: Vec<String> = names
+                    .iter()
+                    .filter(|n| state.schema.stores.contains_key(*n))
+                    .cloned()
+                    .collect();
+                names.sort();
+                names.dedup();
+                names
+            }
+            None => state.schema.stores.keys().cloned().collect(),
+        }
+    }
+
+    /// The object store `name` (`IDBTransaction.objectStore`).
+    ///
+    /// # Errors
+    /// [`Error::TransactionInactive`] after commit or abort; [`Error::NotFound`] if `name`
+    /// is not an object store in the transaction's scope.
+    pub fn object_store(&self, name: &str) -> Result<ObjectStore<'_>> {
+        self.check_active()?;
+        if let Some(scope) = &self.scope {
+            if !scope.iter().any(|n| n == name) {
+                return Err(Error::NotFound(format!(
+                    "object store {name:?} is not in the transaction's scope"
+                )));
+            }
+        }
+        let id = self.state.borrow().schema.store(name)?.id;
+        Ok(ObjectStore::new(self, id))
+    }
+
+    /// Commits (`IDBTransaction.commit`): all changes become visible and durable as the
+    /// [`Durability`] says.
+    ///
+    /// # Errors
+    /// [`Error::TransactionInactive`] if already committed or aborted; [`Error::Unknown`] or
+    /// [`Error::QuotaExceeded`] if storage fails, in which case the transaction is aborted.
+    pub fn commit(&self) -> Result<()> {
+        self.check_active()?;
+        let result = self.write_generators().and_then(|()| {
+            let conn = self.conn.borrow();
+            let (c, _) = conn
+                .as_ref()
+                .ok_or_else(|| Error::TransactionInactive("the transaction has finished".into()))?;
+            storage::commit(c)
+        });
+        match result {
+            Ok(()) => {
+                let mut state = self.state.borrow_mut();
+                state.outcome = Outcome::Committed;
+                if self.mode == TransactionMode::VersionChange {
+                    self.shared.set_schema(state.schema.clone());
+                }
+                drop(state);
+                self.release();
+                Ok(())
+            }
+            Err(e) => {
+                self.abort();
+                Err(e)
+            }
+        }
+    }
+
+    fn write_generators(&self) -> Result<()> {
+        let state = self.state.borrow();
+        let conn = self.conn.borrow();
+        let Some((c, _)) = conn.as_ref() else {
+            return Ok(());
+        };
+        for (store_id, (generator, dirty)) in &state.generators {
+            if *dirty {
+                storage::write_current_number(c, *store_id, generator.current_number())?;
+            }
+        }
+        Ok(())
+    }
+
+    /// Aborts (`IDBTransaction.abort`): every change of the transaction is undone — records,
+    /// object stores, indexes, key generators and, for an upgrade, the version. Does nothing
+    /// if the transaction already finished.
+    pub fn abort(&self) {
+        {
+            let mut state = self.state.borrow_mut();
+            if state.outcome != Outcome::Active {
+                return;
+            }
+            state.outcome = Outcome::Aborted;
+        }
+        if let Some((c, _)) = self.conn.borrow().as_ref() {
+            storage::rollback(c);
+        }
+        self.release();
+    }
+
+    fn release(&self) {
+        if let Some((conn, kind)) = self.conn.borrow_mut().take() {
+            self.shared.return_connection(conn, kind);
+        }
+    }
+
+    /// True once the transaction committed or aborted.
+    pub fn is_finished(&self) -> bool {
+        self.state.borrow().outcome != Outcome::Active
+    }
+
+    /// True once the transaction committed.
+    pub fn was_committed(&self) -> bool {
+        self.state.borrow().outcome == Outcome::Committed
+    }
+
+    // ---- versionchange: object stores ----
+
+    /// Creates an object store (`IDBDatabase.createObjectStore`); upgrade only.
+    ///
+    /// `key_path`: `None` for out-of-line keys. `auto_increment`: give the store a key
+    /// generator.
+    ///
+    /// # Errors
+    /// [`Error::InvalidState`] outside a versionchange transaction;
+    /// [`Error::TransactionInactive`] after it ended; [`Error::Constraint`] if the name is
+    /// taken; [`Error::InvalidAccess`] for `auto_increment` with an empty or array key path.
+    pub fn create_object_store(
+        &self,
+        name: &str,
+        key_path: Option<KeyPath>,
+        auto_increment: bool,
+    ) -> Result<ObjectStore<'_>> {
+        self.check_upgrade()?;
+        if self.state.borrow().schema.stores.contains_key(name) {
+            return Err(Error::Constraint(format!(
+                "an object store named {name:?} already exists"
+            )));
+        }
+        if auto_increment
+            && key_path
+                .as_ref()
+                .is_some_and(|kp| kp.is_empty_string() || kp.is_compound())
+        {
+            return Err(Error::InvalidAccess(
+                "autoIncrement needs out-of-line keys or a non-empty string key path".into(),
+            ));
+        }
+        let stored = key_path.as_ref().map(key_path_to_stored);
+        let id = self.mutate(|conn| {
+            storage::insert_store(
+                conn,
+                name,
+                stored.as_ref().map(|(t, a)| (t.as_str(), *a)),
+                auto_increment,
+            )
+        })?;
+        let mut state = self.state.borrow_mut();
+        Arc::make_mut(&mut state.schema).stores.insert(
+            name.to_owned(),
+            StoreMeta {
+                id,
+                name: name.to_owned(),
+                key_path,
+                auto_increment,
+                indexes: Default::default(),
+            },
+        );
+        state.generators.remove(&id);
+        drop(state);
+        Ok(ObjectStore::new(self, id))
+    }
+
+    /// Deletes an object store with its records and indexes
+    /// (`IDBDatabase.deleteObjectStore`); upgrade only.
+    ///
+    /// # Errors
+    /// [`Error::InvalidState`] outside a versionchange transaction;
+    /// [`Error::TransactionInactive`] after it ended; [`Error::NotFound`] if there is no such
+    /// object store.
+    pub fn delete_object_store(&self, name: &str) -> Result<()> {
+        self.check_upgrade()?;
+        let id = self.state.borrow().schema.store(name)?.id;
+        self.mutate(|conn| storage::delete_store(conn, id))?;
+        let mut state = self.state.borrow_mut();
+        Arc::make_mut(&mut state.schema).stores.remove(name);
+        state.generators.remove(&id);
+        Ok(())
+    }
+
+    // ---- crate-internal plumbing ----
+
+    pub(crate) fn serial(&self) -> u64 {
+        self.serial
+    }
+
+    pub(crate) fn database_version_at_start(&self) -> u64 {
+        self.start_version
+    }
+
+    /// Sets the database version inside an upgrade.
+    pub(crate) fn set_version(&self, version: u64) -> Result<()> {
+        self.mutate(|conn| storage::write_version(conn, version))?;
+        Arc::make_mut(&mut self.state.borrow_mut().schema).version = version;
+        Ok(())
+    }
+
+    /// The schema as this transaction sees it.
+    pub(crate) fn schema(&self) -> Arc<Schema> {
+        self.state.borrow().schema.clone()
+    }
+
+    /// Changes the schema as this transaction sees it (upgrade only; callers checked).
+    pub(crate) fn edit_schema<R>(&self, f: impl FnOnce(&mut Schema) -> R) -> R {
+        f(Arc::make_mut(&mut self.state.borrow_mut().schema))
+    }
+
+    /// The connection, while the transaction is active.
+    pub(crate) fn conn(&self) -> Result<Ref<'_, Connection>> {
+        self.check_active()?;
+        Ref::filter_map(self.conn.borrow(), |c| c.as_ref().map(|(conn, _)| conn))
+            .map_err(|_| Error::TransactionInactive("the transaction has finished".into()))
+    }
+
+    /// Runs writes that must all happen or none: a failure aborts the transaction.
+    pub(crate) fn mutate<R>(&self, f: impl FnOnce(&Connection) -> Result<R>) -> Result<R> {
+        let result = {
+            let conn = self.conn()?;
+            f(&conn)
+        };
+        if result.is_err() {
+            self.abort();
+        }
+        result
+    }
+
+    pub(crate) fn check_active(&self) -> Result<()> {
+        match self.state.borrow().outcome {
+            Outcome::Active => Ok(()),
+            Outcome::Committed => Err(Error::TransactionInactive(
+                "the transaction has committed".into(),
+            )),
+            Outcome::Aborted => Err(Error::TransactionInactive(
+                "the transaction has aborted".into(),
+            )),
+        }
+    }
+
+    /// Active and allowed to write records.
+    pub(crate) fn check_writable(&self) -> Result<()> {
+        self.check_active()?;
+        if self.mode == TransactionMode::ReadOnly {
+            return Err(Error::ReadOnly("the transaction is readonly".into()));
+        }
+        Ok(())
+    }
+
+    /// Active and a versionchange transaction (for schema changes).
+    pub(crate) fn check_upgrade(&self) -> Result<()> {
+        if self.mode != TransactionMode::VersionChange {
+            return Err(Error::InvalidState(
+                "the schema can only change in a versionchange transaction".into(),
+            ));
+        }
+        self.check_active()
+    }
+
+    /// The key generator of object store `store_id` as this transaction sees it.
+    pub(crate) fn key_generator(&self, store_id: i64) -> Result<KeyGenerator> {
+        if let Some((g, _)) = self.state.borrow().generators.get(&store_id) {
+            return Ok(*g);
+        }
+        let n = storage::read_current_number(&*self.conn()?, store_id)?;
+        let g = KeyGenerator::with_current_number(n)?;
+        self.state
+            .borrow_mut()
+            .generators
+            .insert(store_id, (g, false));
+        Ok(g)
+    }
+
+    /// Records a changed key generator; it is written to storage at commit.
+    pub(crate) fn set_key_generator(&self, store_id: i64, generator: KeyGenerator) {
+        let mut state = self.state.borrow_mut();
+        let entry = state
+            .generators
+            .entry(store_id)
+            .or_insert((generator, false));
+        if entry.0 != generator {
+            *entry = (generator, true);
+        }
+    }
+}
+
+impl Drop for Transaction {
+    fn drop(&mut self) {
+        self.abort();
+    }
+}

@@ -1,0 +1,729 @@
+//! The binary form of a [`Value`]: compact, exact, and safe to decode from untrusted bytes.
+//!
+//! This is an on-disk format. An encoded value is one format-version byte
+//! ([`VALUE_FORMAT_VERSION`], currently 1) followed by one encoded value. Each value starts with
+//! a tag byte:
+//!
+//! | Tag    | Kind       | Payload after the tag                                                   |
+//! |--------|------------|-------------------------------------------------------------------------|
+//! | `0x00` | undefined  | none                                                                    |
+//! | `0x01` | null       | none                                                                    |
+//! | `0x02` | false      | none                                                                    |
+//! | `0x03` | true       | none                                                                    |
+//! | `0x04` | number     | 8 bytes: the `f64` bits, little-endian (NaN payloads and `-0` kept)     |
+//! | `0x05` | small int  | zigzag varint of an `i32`; a Number that is an integer in `i32` range   |
+//! | `0x06` | string     | varint byte length, then the code units as WTF-8                        |
+//! | `0x07` | date       | 8 bytes: the time value's `f64` bits, little-endian                     |
+//! | `0x08` | binary     | varint byte length, then the bytes                                      |
+//! | `0x09` | array      | varint element count, then each element                                 |
+//! | `0x0A` | object     | varint property count, then per property: name (varint byte length and  |
+//! |        |            | WTF-8, as for strings) and value, in insertion order; names are unique  |
+//! | `0x0B` | *reserved* | Map                                                                     |
+//! | `0x0C` | *reserved* | Set                                                                     |
+//! | `0x0D` | *reserved* | typed array / DataView                                                  |
+//! | `0x0E` | *reserved* | BigInt                                                                  |
+//! | `0x0F`–`0xFF` | *reserved* | future kinds                                                     |
+//!
+//! Varints are unsigned LEB128 (7 bits per byte, low group first, high bit set on every byte but
+//! the last), at most 10 bytes, minimal (no trailing zero groups). Zigzag maps `0, -1, 1, -2, …`
+//! to `0, 1, 2, 3, …`. The encoder writes a Number as a small int when it is an integer in
+//! `i32` range and not `-0`; the decoder also accepts any Number in the 8-byte form.
+//!
+//! WTF-8 is UTF-8 generalised to lone surrogates: a surrogate pair is written as the 4-byte
+//! UTF-8 of its code point, a lone surrogate as the 3-byte sequence UTF-8 would use for its
+//! value. A lead-surrogate sequence directly followed by a trail-surrogate sequence is not valid
+//! WTF-8 (it must be written as the pair's code point), so every string has exactly one form.
+//!
+//! Decoding rejects (with [`Error::Unknown`]) an unknown version or tag, truncated input,
+//! invalid WTF-8, a malformed varint, duplicate property names, nesting deeper than
+//! [`MAX_VALUE_DEPTH`] and trailing bytes. It never panics and never allocates more than the
+//! remaining input can fill.
+
+use indexmap::IndexMap;
+
+use crate::error::{Error, Result};
+use crate::utf16::Utf16String;
+use crate::value::{Object, Value};
+
+/// The format version byte that starts every encoded value (binary value format, issue 1).
+pub const VALUE_FORMAT_VERSION: u8 = 1;
+
+/// The deepest nesting of arrays and objects [`decode_value`] accepts; a value at top level is
+/// at depth 0, its elements at depth 1, and so on.
+pub const MAX_VALUE_DEPTH: usize = 2048;
+
+const TAG_UNDEFINED: u8 = 0x00;
+const TAG_NULL: u8 = 0x01;
+const TAG_FALSE: u8 = 0x02;
+const TAG_TRUE: u8 = 0x03;
+const TAG_NUMBER: u8 = 0x04;
+const TAG_SMALL_INT: u8 = 0x05;
+const TAG_STRING: u8 = 0x06;
+const TAG_DATE: u8 = 0x07;
+const TAG_BINARY: u8 = 0x08;
+const TAG_ARRAY: u8 = 0x09;
+const TAG_OBJECT: u8 = 0x0A;
+
+/// Encodes `value` in the binary value format (see the module docs for the layout), starting
+/// with the format version byte.
+///
+/// Encoding cannot fail. Source: binary value format, issue 1.
+pub fn encode_value(value: &Value) -> Vec<u8> {
+    let mut out = Vec::new();
+    encode_value_into(value, &mut out);
+    out
+}
+
+/// Appends the binary form of `value` (version byte first) to `out`; see [`encode_value`].
+pub fn encode_value_into(value: &Value, out: &mut Vec<u8>) {
+    out.push(VALUE_FORMAT_VERSION);
+    encode_inner(value, out);
+}
+
+/// Decodes a value written by [`encode_value`]: `bytes` must hold exactly one version byte and
+/// one value.
+///
+/// # Errors
+/// [`Error::Unknown`] with a message starting `corrupt value:` (and naming the byte offset) when
+/// the bytes are not a valid encoding: an unsupported version, an unknown or reserved tag,
+/// truncation, invalid WTF-8, a malformed varint, a duplicate property name, nesting deeper than
+/// [`MAX_VALUE_DEPTH`], or bytes left over after the value.
+///
+/// Source: binary value format, issue 1.
+pub fn decode_value(bytes: &[u8]) -> Result<Value> {
+    let mut reader = Reader { bytes, pos: 0 };
+    let version = reader.byte()?;
+    if version != VALUE_FORMAT_VERSION {
+        return Err(corrupt(0, &format!("unsupported format version {version}")));
+    }
+    let value = reader.value()?;
+    if reader.pos != bytes.len() {
+        return Err(corrupt(
+            reader.pos,
+            &format!("{} trailing bytes", bytes.len() - reader.pos),
+        ));
+    }
+    Ok(value)
+}
+
+fn corrupt(offset: usize, what: &str) -> Error {
+    Error::Unknown(format!("corrupt value: {what} at byte {offset}"))
+}
+
+/// The `i32` a Number is written as in the small-int form, if it has one.
+fn small_int(n: f64) -> Option<i32> {
+    if n.fract() != 0.0 || n < f64::from(i32::MIN) || n > f64::from(i32::MAX) {
+        return None;
+    }
+    if n == 0.0 && n.is_sign_negative() {
+        return None;
+    }
+    // In range and integral (NaN and the infinities failed the checks above), so exact.
+    Some(n as i32)
+}
+
+fn encode_inner(value: &Value, out: &mut Vec<u8>) {
+    match value {
+        Value::Undefined => out.push(TAG_UNDEFINED),
+        Value::Null => out.push(TAG_NULL),
+        Value::Bool(false) => out.push(TAG_FALSE),
+        Value::Bool(true) => out.push(TAG_TRUE),
+        Value::Number(n) => match small_int(*n) {
+            Some(i) => {
+                out.push(TAG_SMALL_INT);
+                // Zigzag: the sign goes to the low bit.
+                let zigzag = ((i << 1) ^ (i >> 31)) as u32;
+                put_varint(out, u64::from(zigzag));
+            }
+            None => {
+                out.push(TAG_NUMBER);
+                out.extend_from_slice(&n.to_bits().to_le_bytes());
+            }
+        },
+        Value::String(s) => {
+            out.push(TAG_STRING);
+            put_wtf8(out, s.units());
+        }
+        Value::Date(ms) => {
+            out.push(TAG_DATE);
+            out.extend_from_slice(&ms.to_bits().to_le_bytes());
+        }
+        Value::Binary(bytes) => {
+            out.push(TAG_BINARY);
+            put_varint(out, bytes.len() as u64);
+            out.extend_from_slice(bytes);
+        }
+        Value::Array(items) => {
+            out.push(TAG_ARRAY);
+            put_varint(out, items.len() as u64);
+            for item in items {
+                encode_inner(item, out);
+            }
+        }
+        Value::Object(map) => {
+            out.push(TAG_OBJECT);
+            put_varint(out, map.len() as u64);
+            for (name, item) in map {
+                put_wtf8(out, name.units());
+                encode_inner(item, out);
+            }
+        }
+    }
+}
+
+fn put_varint(out: &mut Vec<u8>, mut n: u64) {
+    while n >= 0x80 {
+        out.push((n as u8 & 0x7F) | 0x80);
+        n >>= 7;
+    }
+    out.push(n as u8);
+}
+
+/// Writes the WTF-8 byte length as a varint, then the WTF-8 bytes of `units`.
+fn put_wtf8(out: &mut Vec<u8>, units: &[u16]) {
+    put_varint(out, wtf8_len(units) as u64);
+    for c in char::decode_utf16(units.iter().copied()) {
+        match c {
+            Ok(c) => {
+                let mut buf = [0u8; 4];
+                out.extend_from_slice(c.encode_utf8(&mut buf).as_bytes());
+            }
+            Err(e) => {
+                let u = e.unpaired_surrogate();
+                out.extend_from_slice(&[
+                    0xE0 | (u >> 12) as u8,
+                    0x80 | ((u >> 6) & 0x3F) as u8,
+                    0x80 | (u & 0x3F) as u8,
+                ]);
+            }
+        }
+    }
+}
+
+fn wtf8_len(units: &[u16]) -> usize {
+    char::decode_utf16(units.iter().copied())
+        .map(|c| match c {
+            Ok(c) => c.len_utf8(),
+            Err(_) => 3,
+        })
+        .sum()
+}
+
+/// Decodes WTF-8 into UTF-16 code units; `None` if `bytes` is not valid WTF-8.
+fn wtf8_to_units(bytes: &[u8]) -> Option<Vec<u16>> {
+    if let Ok(s) = std::str::from_utf8(bytes) {
+        return Some(s.encode_utf16().collect());
+    }
+    let mut units = Vec::with_capacity(bytes.len());
+    let mut i = 0;
+    let mut prev_lead_end = usize::MAX;
+    while i < bytes.len() {
+        let b0 = bytes[i];
+        let cont = |k: usize| bytes.get(i + k).copied().filter(|b| b & 0xC0 == 0x80);
+        if b0 < 0x80 {
+            units.push(u16::from(b0));
+            i += 1;
+        } else if (0xC2..=0xDF).contains(&b0) {
+            let b1 = cont(1)?;
+            units.push((u16::from(b0 & 0x1F) << 6) | u16::from(b1 & 0x3F));
+            i += 2;
+        } else if (0xE0..=0xEF).contains(&b0) {
+            let b1 = cont(1)?;
+            let b2 = cont(2)?;
+            let u =
+                (u16::from(b0 & 0x0F) << 12) | (u16::from(b1 & 0x3F) << 6) | u16::from(b2 & 0x3F);
+            if u < 0x800 {
+                return None; // overlong
+            }
+            if (0xDC00..=0xDFFF).contains(&u) && prev_lead_end == i {
+                return None; // a pair must be written as its code point
+            }
+            units.push(u);
+            i += 3;
+            if (0xD800..=0xDBFF).contains(&u) {
+                prev_lead_end = i;
+            }
+        } else if (0xF0..=0xF4).contains(&b0) {
+            let b1 = cont(1)?;
+            let b2 = cont(2)?;
+            let b3 = cont(3)?;
+            let cp = (u32::from(b0 & 0x07) << 18)
+                | (u32::from(b1 & 0x3F) << 12)
+                | (u32::from(b2 & 0x3F) << 6)
+                | u32::from(b3 & 0x3F);
+            let c = char::from_u32(cp).filter(|_| cp >= 0x1_0000)?;
+            let mut buf = [0u16; 2];
+            units.extend_from_slice(c.encode_utf16(&mut buf));
+            i += 4;
+        } else {
+            return None;
+        }
+    }
+    Some(units)
+}
+
+struct Reader<'a> {
+    bytes: &'a [u8],
+    pos: usize,
+}
+
+impl<'a> Reader<'a> {
+    fn remaining(&self) -> usize {
+        self.bytes.len() - self.pos
+    }
+
+    fn byte(&mut self) -> Result<u8> {
+        let b = *self
+            .bytes
+            .get(self.pos)
+            .ok_or_else(|| corrupt(self.pos, "unexpected end of input"))?;
+        self.pos += 1;
+        Ok(b)
+    }
+
+    fn take(&mut self, n: usize) -> Result<&'a [u8]> {
+        if n > self.remaining() {
+            return Err(corrupt(
+                self.pos,
+                &format!("length {n} exceeds the {} bytes left", self.remaining()),
+            ));
+        }
+        let slice = &self.bytes[self.pos..self.pos + n];
+        self.pos += n;
+        Ok(slice)
+    }
+
+    fn f64_bits(&mut self) -> Result<f64> {
+        let bytes = self.take(8)?;
+        let mut buf = [0u8; 8];
+        buf.copy_from_slice(bytes);
+        Ok(f64::from_bits(u64::from_le_bytes(buf)))
+    }
+
+    fn varint(&mut self) -> Result<u64> {
+        let start = self.pos;
+        let mut n: u64 = 0;
+        for shift in (0..64).step_by(7) {
+            let b = self.byte()?;
+            let group = u64::from(b & 0x7F);
+            if shift == 63 && group > 1 {
+                return Err(corrupt(start, "varint overflows 64 bits"));
+            }
+            n |= group << shift;
+            if b & 0x80 == 0 {
+                if b == 0 && shift > 0 {
+                    return Err(corrupt(start, "non-minimal varint"));
+                }
+                return Ok(n);
+            }
+        }
+        Err(corrupt(start, "varint longer than 10 bytes"))
+    }
+
+    /// A varint used as a length or count, checked against what is left of the input: every
+    /// counted item takes at least `min_item_bytes` bytes, and `pending` other items need at
+    /// least one byte each.
+    fn count(&mut self, min_item_bytes: usize, pending: usize) -> Result<usize> {
+        let start = self.pos;
+        let n = self.varint()?;
+        let room = self.remaining().saturating_sub(pending) / min_item_bytes;
+        match usize::try_from(n) {
+            Ok(n) if n <= room => Ok(n),
+            _ => Err(corrupt(
+                start,
+                &format!("count {n} exceeds the {} bytes left", self.remaining()),
+            )),
+        }
+    }
+
+    fn wtf8(&mut self) -> Result<Utf16String> {
+        let start = self.pos;
+        let len = self.count(1, 0)?;
+        let bytes = self.take(len)?;
+        wtf8_to_units(bytes)
+            .map(Utf16String::from_units)
+            .ok_or_else(|| corrupt(start, "invalid WTF-8 in a string"))
+    }
+
+    /// Reads one value. Arrays and objects are kept on an explicit stack, so nesting costs no
+    /// native stack; `pending` counts the items open arrays and objects still expect, each of
+    /// which needs at least one more byte, which bounds what the decoder reserves.
+    fn value(&mut self) -> Result<Value> {
+        let mut stack: Vec<Frame> = Vec::new();
+        let mut pending: usize = 0;
+        loop {
+            let start = self.pos;
+            let tag = self.byte()?;
+            let mut done = match tag {
+                TAG_UNDEFINED => Value::Undefined,
+                TAG_NULL => Value::Null,
+                TAG_FALSE => Value::Bool(false),
+                TAG_TRUE => Value::Bool(true),
+                TAG_NUMBER => Value::Number(self.f64_bits()?),
+                TAG_SMALL_INT => {
+                    let z = u32::try_from(self.varint()?)
+                        .map_err(|_| corrupt(start, "small int out of i32 range"))?;
+                    let i = ((z >> 1) as i32) ^ -((z & 1) as i32);
+                    Value::Number(f64::from(i))
+                }
+                TAG_STRING => Value::String(self.wtf8()?),
+                TAG_DATE => Value::Date(self.f64_bits()?),
+                TAG_BINARY => {
+                    let len = self.count(1, 0)?;
+                    Value::Binary(self.take(len)?.to_vec())
+                }
+                TAG_ARRAY | TAG_OBJECT => {
+                    if stack.len() >= MAX_VALUE_DEPTH {
+                        return Err(corrupt(
+                            start,
+                            &format!("nesting deeper than {MAX_VALUE_DEPTH}"),
+                        ));
+                    }
+                    // A property takes at least two bytes: an empty name's length and a tag.
+                    let min_item_bytes = if tag == TAG_ARRAY { 1 } else { 2 };
+                    let n = self.count(min_item_bytes, pending)?;
+                    if n == 0 && tag == TAG_ARRAY {
+                        Value::Array(Vec::new())
+                    } else if n == 0 {
+                        Value::Object(Object::new())
+                    } else {
+                        pending += n - 1;
+                        if tag == TAG_ARRAY {
+                            stack.push(Frame::Array {
+                                items: Vec::with_capacity(n),
+                                left: n - 1,
+                            });
+                        } else {
+                            let name_at = self.pos;
+                            stack.push(Frame::Object {
+                                map: IndexMap::with_capacity(n),
+                                left: n - 1,
+                                name: self.wtf8()?,
+                                name_at,
+                            });
+                        }
+                        continue;
+                    }
+                }
+                other => return Err(corrupt(start, &format!("unknown tag 0x{other:02X}"))),
+            };
+            // Hand the finished value to the enclosing arrays and objects, closing those that
+            // are complete.
+            loop {
+                match stack.last_mut() {
+                    None => return Ok(done),
+                    Some(Frame::Array { items, left }) => {
+                        items.push(done);
+                        if *left == 0 {
+                            done = Value::Array(std::mem::take(items));
+                            stack.pop();
+                            continue;
+                        }
+                        *left -= 1;
+                    }
+                    Some(Frame::Object {
+                        map,
+                        left,
+                        name,
+                        name_at,
+                    }) => {
+                        if map.insert(std::mem::take(name), done).is_some() {
+                            return Err(corrupt(*name_at, "duplicate property name"));
+                        }
+                        if *left == 0 {
+                            done = Value::Object(std::mem::take(map));
+                            stack.pop();
+                            continue;
+                        }
+                        *left -= 1;
+                        *name_at = self.pos;
+                        *name = self.wtf8()?;
+                    }
+                }
+                pending -= 1;
+                break;
+            }
+        }
+    }
+}
+
+/// An array or object being decoded.
+enum Frame {
+    Array {
+        items: Vec<Value>,
+        /// Elements still to read after the one being read.
+        left: usize,
+    },
+    Object {
+        map: Object,
+        /// Properties still to read after the one being read.
+        left: usize,
+        /// The name of the property being read, and where it starts.
+        name: Utf16String,
+        name_at: usize,
+    },
+}
+
+/// Helpers shared by the tests of the value modules: a `SameValue` comparison and a proptest
+/// strategy for values.
+#[cfg(test)]
+pub(crate) mod testing {
+    use proptest::prelude::*;
+
+    use crate::utf16::Utf16String;
+    use crate::value::{Object, Value};
+
+    /// True when `a` and `b` are the same value: numbers and dates compared by bits, except that
+    /// with `exact_nan == false` any two NaNs match (JavaScript's SameValue).
+    pub(crate) fn same_value(a: &Value, b: &Value, exact_nan: bool) -> bool {
+        let same_num =
+            |x: f64, y: f64| x.to_bits() == y.to_bits() || (!exact_nan && x.is_nan() && y.is_nan());
+        match (a, b) {
+            (Value::Number(x), Value::Number(y)) | (Value::Date(x), Value::Date(y)) => {
+                same_num(*x, *y)
+            }
+            (Value::Array(x), Value::Array(y)) => {
+                x.len() == y.len() && x.iter().zip(y).all(|(p, q)| same_value(p, q, exact_nan))
+            }
+            (Value::Object(x), Value::Object(y)) => {
+                x.len() == y.len()
+                    && x.iter()
+                        .zip(y)
+                        .all(|((n, p), (m, q))| n == m && same_value(p, q, exact_nan))
+            }
+            _ => a == b,
+        }
+    }
+
+    fn number() -> impl Strategy<Value = f64> {
+        prop_oneof![
+            Just(0.0),
+            Just(-0.0),
+            Just(f64::NAN),
+            Just(f64::INFINITY),
+            Just(f64::NEG_INFINITY),
+            Just(f64::MIN_POSITIVE / 8.0),
+            Just(5e-324),
+            Just(f64::MAX),
+            Just(1e21),
+            Just(-1e-7),
+            Just(f64::from(i32::MIN)),
+            Just(f64::from(i32::MAX)),
+            Just(f64::from(i32::MAX) + 1.0),
+            any::<i32>().prop_map(f64::from),
+            any::<f64>(),
+            any::<u64>().prop_map(f64::from_bits),
+        ]
+    }
+
+    fn units() -> impl Strategy<Value = Utf16String> {
+        let unit = prop_oneof![
+            0x20u16..0x7F,
+            any::<u16>(),
+            Just(0u16),
+            Just(0xFFFF),
+            Just(0xD800),
+            Just(0xDFFF),
+            Just(u16::from(b'"')),
+            Just(u16::from(b'\\')),
+            Just(0x7F),
+            Just(0x1F),
+        ];
+        let units = prop::collection::vec(unit, 0..8).prop_map(Utf16String::from_units);
+        prop_oneof![
+            units,
+            Just(Utf16String::new()),
+            Just(Utf16String::from("\u{1D11E}")),
+            prop::sample::select(vec![
+                "$date",
+                "$binary",
+                "$undefined",
+                "$number",
+                "$object",
+                "$x"
+            ])
+            .prop_map(Utf16String::from),
+        ]
+    }
+
+    /// Random values: every kind, nested arrays and objects, awkward numbers and strings.
+    pub(crate) fn value() -> impl Strategy<Value = Value> {
+        let leaf = prop_oneof![
+            Just(Value::Undefined),
+            Just(Value::Null),
+            any::<bool>().prop_map(Value::Bool),
+            number().prop_map(Value::Number),
+            number().prop_map(Value::Date),
+            units().prop_map(Value::String),
+            prop::collection::vec(any::<u8>(), 0..8).prop_map(Value::Binary),
+        ];
+        leaf.prop_recursive(5, 64, 6, |inner| {
+            prop_oneof![
+                prop::collection::vec(inner.clone(), 0..6).prop_map(Value::Array),
+                prop::collection::vec((units(), inner), 0..6)
+                    .prop_map(|pairs| Value::Object(pairs.into_iter().collect::<Object>())),
+            ]
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use proptest::prelude::*;
+
+    use super::testing::{same_value, value};
+    use super::*;
+
+    fn round_trip(v: &Value) -> Value {
+        decode_value(&encode_value(v)).unwrap()
+    }
+
+    #[test]
+    fn layout_of_simple_values() {
+        assert_eq!(encode_value(&Value::Undefined), [1, 0x00]);
+        assert_eq!(encode_value(&Value::Null), [1, 0x01]);
+        assert_eq!(encode_value(&Value::Bool(false)), [1, 0x02]);
+        assert_eq!(encode_value(&Value::Bool(true)), [1, 0x03]);
+        assert_eq!(encode_value(&Value::Number(0.0)), [1, 0x05, 0]);
+        assert_eq!(encode_value(&Value::Number(-1.0)), [1, 0x05, 1]);
+        assert_eq!(encode_value(&Value::Number(1.0)), [1, 0x05, 2]);
+        assert_eq!(encode_value(&Value::Number(300.0)), [1, 0x05, 0xD8, 0x04]);
+        let mut minus_zero = vec![1, 0x04];
+        minus_zero.extend_from_slice(&(-0.0f64).to_bits().to_le_bytes());
+        assert_eq!(encode_value(&Value::Number(-0.0)), minus_zero);
+        assert_eq!(
+            encode_value(&Value::string("hé")),
+            [1, 0x06, 3, b'h', 0xC3, 0xA9]
+        );
+        assert_eq!(encode_value(&Value::Binary(vec![7, 8])), [1, 0x08, 2, 7, 8]);
+        let arr = Value::Array(vec![Value::Null, Value::Bool(true)]);
+        assert_eq!(encode_value(&arr), [1, 0x09, 2, 0x01, 0x03]);
+        let mut obj = Object::new();
+        obj.insert(Utf16String::from("a"), Value::Null);
+        assert_eq!(
+            encode_value(&Value::Object(obj)),
+            [1, 0x0A, 1, 1, b'a', 0x01]
+        );
+    }
+
+    #[test]
+    fn small_int_range_edges() {
+        for n in [i32::MIN, i32::MIN + 1, -1, 0, 1, i32::MAX] {
+            let bytes = encode_value(&Value::Number(f64::from(n)));
+            assert_eq!(bytes[1], TAG_SMALL_INT, "{n}");
+            assert_eq!(
+                round_trip(&Value::Number(f64::from(n))),
+                Value::Number(f64::from(n))
+            );
+        }
+        for n in [
+            f64::from(i32::MAX) + 1.0,
+            f64::from(i32::MIN) - 1.0,
+            0.5,
+            -0.0,
+        ] {
+            assert_eq!(encode_value(&Value::Number(n))[1], TAG_NUMBER, "{n}");
+        }
+    }
+
+    #[test]
+    fn exact_numbers_survive() {
+        let nan_payload = f64::from_bits(0x7FF8_0000_0000_1234);
+        for n in [nan_payload, -0.0, 5e-324, f64::NEG_INFINITY] {
+            let back = round_trip(&Value::Number(n));
+            assert!(same_value(&back, &Value::Number(n), true), "{n}");
+            let back = round_trip(&Value::Date(n));
+            assert!(same_value(&back, &Value::Date(n), true), "{n}");
+        }
+    }
+
+    #[test]
+    fn lone_surrogates_and_pairs() {
+        let s = Utf16String::from_units(vec![0xD800, 0x61, 0xDC00, 0xD834, 0xDD1E, 0xDBFF]);
+        let v = Value::String(s);
+        let bytes = encode_value(&v);
+        assert_eq!(
+            &bytes[2..],
+            [
+                14, 0xED, 0xA0, 0x80, b'a', 0xED, 0xB0, 0x80, 0xF0, 0x9D, 0x84, 0x9E, 0xED, 0xAF,
+                0xBF
+            ]
+        );
+        assert_eq!(round_trip(&v), v);
+        // A pair written as two surrogate sequences is not WTF-8.
+        let split = [1, 0x06, 6, 0xED, 0xA0, 0xB4, 0xED, 0xB4, 0x9E];
+        assert_eq!(decode_value(&split).unwrap_err().name(), "UnknownError");
+    }
+
+    #[test]
+    fn rejects_corrupt_input() {
+        let cases: &[&[u8]] = &[
+            &[],
+            &[2, 0x01],
+            &[1],
+            &[1, 0x0B],
+            &[1, 0xFF],
+            &[1, 0x01, 0x01],
+            &[1, 0x04, 0, 0],
+            &[1, 0x06, 5, b'a'],
+            &[1, 0x06, 1, 0xFF],
+            &[1, 0x06, 2, 0xC0, 0x80],
+            &[
+                1, 0x09, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0x01,
+            ],
+            &[
+                1, 0x09, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0x7F,
+            ],
+            &[1, 0x05, 0x80, 0x00],
+            &[1, 0x05, 0x80, 0x80, 0x80, 0x80, 0x10],
+            &[1, 0x0A, 2, 1, b'a', 0x01, 1, b'a', 0x01],
+            &[1, 0x0A, 1, 1, b'a'],
+        ];
+        for bytes in cases {
+            let err = decode_value(bytes).unwrap_err();
+            assert_eq!(err.name(), "UnknownError", "{bytes:?}");
+            assert!(err.message().starts_with("corrupt value: "), "{err}");
+        }
+    }
+
+    #[test]
+    fn nesting_limit() {
+        let mut ok = vec![1];
+        ok.extend(std::iter::repeat([0x09, 1]).take(MAX_VALUE_DEPTH).flatten());
+        ok.push(0x01);
+        assert!(decode_value(&ok).is_ok());
+        let mut deep = vec![1];
+        deep.extend(std::iter::repeat([0x09, 1]).take(100_000).flatten());
+        deep.push(0x01);
+        let err = decode_value(&deep).unwrap_err();
+        assert!(err.message().contains("nesting deeper"), "{err}");
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(512))]
+
+        #[test]
+        fn round_trips_exactly(v in value()) {
+            let back = round_trip(&v);
+            prop_assert!(same_value(&back, &v, true), "{:?} came back as {:?}", v, back);
+        }
+
+        #[test]
+        fn arbitrary_bytes_never_panic(bytes in prop::collection::vec(any::<u8>(), 0..64)) {
+            let _ = decode_value(&bytes);
+            let mut versioned = vec![VALUE_FORMAT_VERSION];
+            versioned.extend_from_slice(&bytes);
+            let _ = decode_value(&versioned);
+        }
+
+        #[test]
+        fn damaged_encodings_never_panic(v in value(), at in any::<usize>(), byte in any::<u8>()) {
+            let mut bytes = encode_value(&v);
+            let i = at % bytes.len();
+            bytes[i] = byte;
+            let _ = decode_value(&bytes);
+            bytes.truncate(i);
+            prop_assert!(decode_value(&bytes).is_err());
+        }
+    }
+}
