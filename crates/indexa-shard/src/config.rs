@@ -79,8 +79,8 @@ pub struct CatalogConfig {
     /// ShardCoordinator … configured"); when false it returns the cross-shard maximum plus one.
     /// Default false.
     pub coordinator: bool,
-    /// Ids taken from the coordinator per call and served locally, at least 1 (default 1: every
-    /// `next_id` is one coordinator call). Only used with `coordinator = true`.
+    /// Ids taken from the coordinator per call and served locally, from 1 to 2^53 (default 1:
+    /// every `next_id` is one coordinator call). Only used with `coordinator = true`.
     pub lease: u64,
 }
 
@@ -143,7 +143,7 @@ impl Config {
     ///
     /// # Errors
     /// [`Error::InvalidConfig`] for TOML syntax errors, unknown keys, wrong value types, an
-    /// unknown strategy, a lease below 1, or a bad location.
+    /// unknown strategy, a lease outside 1..=2^53, or a bad location.
     pub fn from_toml(text: &str, base_dir: &Path) -> Result<Config> {
         let raw: RawConfig = toml::from_str(text).map_err(|e| Error::config(e.message()))?;
         let strategy = match raw.strategy.as_deref() {
@@ -160,9 +160,9 @@ impl Config {
             base_dir,
         )?;
         let lease = raw_catalog.lease.unwrap_or(1);
-        if lease < 1 {
+        if !(1..=crate::catalog::MAX_ID as i64).contains(&lease) {
             return Err(Error::config(format!(
-                "lease must be at least 1, got {lease}"
+                "lease must be between 1 and 2^53, got {lease}"
             )));
         }
         let shards = raw
@@ -235,6 +235,7 @@ mod tests {
         for text in [
             "strategy = \"sideways\"",
             "[catalog]\nlease = 0",
+            "[catalog]\nlease = 9007199254740993",
             "[catalog]\nlease = \"many\"",
             "[catalog]\nurl = \"mysql://x\"",
             "[shards]\na = \"sqlite:\"",

@@ -363,3 +363,44 @@ async fn id_limit() {
         "ID_LIMIT_EXCEEDED"
     );
 }
+
+/// Random placement: every insert lands on a configured shard, its id maps there, and with 40
+/// inserts over 2 shards both are used.
+#[tokio::test]
+async fn random_placement() {
+    let setup = Setup {
+        strategy: "random",
+        ..Default::default()
+    };
+    let c = cluster(Kind::Sqlite, setup).await.unwrap();
+    c.router
+        .exec_all("CREATE TABLE things (uuid TEXT)")
+        .await
+        .unwrap();
+    let options = InsertOptions {
+        id_column: Some("uuid".into()),
+        ..Default::default()
+    };
+    let mut used = std::collections::HashSet::new();
+    for i in 0..40 {
+        let key = format!("k{i}");
+        let created = c
+            .router
+            .insert(
+                "INSERT INTO things (uuid) VALUES (?) RETURNING uuid",
+                &[s(&key)],
+                &options,
+            )
+            .await
+            .unwrap();
+        assert_eq!(
+            c.router.shard_of(&key).await.unwrap(),
+            Some(created.shard.clone())
+        );
+        used.insert(created.shard);
+    }
+    let mut used: Vec<String> = used.into_iter().collect();
+    used.sort();
+    // Both shards are chosen with probability 1 - 2^-39.
+    assert_eq!(used, ["db-a", "db-b"]);
+}
