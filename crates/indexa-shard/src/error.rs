@@ -1,0 +1,205 @@
+//! The router's one error type, with stable string codes.
+
+use indexa::Value;
+
+/// Every failure the router reports.
+///
+/// [`Error::code`] gives a stable string (`"GENERATED_KEY_COLLISION"`, …) that text interfaces
+/// print and callers may match on; the message ([`std::fmt::Display`]) is for people and may
+/// change. New variants may be added, hence `#[non_exhaustive]`.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum Error {
+    /// `GENERATED_KEY_COLLISION`: an insert read a generated id that is already mapped to a
+    /// different shard (seed 004, "The collision check runs only when more than one shard is
+    /// configured"). Only raised with two or more shards.
+    ///
+    /// `row_removed` tells whether the router deleted the row the refused INSERT wrote (only
+    /// attempted when the caller named the `table`); when the delete failed or matched no row,
+    /// `cause` carries that failure and the row is left on `shard`.
+    #[error("{}", collision_message(.shard, .id, .mapped_to, .table.as_deref(), *.row_removed))]
+    GeneratedKeyCollision {
+        /// The shard the refused INSERT ran on (where the row was written).
+        shard: String,
+        /// The generated id, as read from the statement (a number or a string).
+        id: Box<Value>,
+        /// The shard the id was already mapped to.
+        mapped_to: String,
+        /// The table named by the caller, if any.
+        table: Option<String>,
+        /// True when the router deleted the row it had just written.
+        row_removed: bool,
+        /// Why the row could not be removed (delete failed or matched no row).
+        #[source]
+        cause: Option<Box<Error>>,
+    },
+    /// `GENERATED_KEY_UNAVAILABLE`: no generated id could be read from an insert: the
+    /// RETURNING row lacks the id column (or the `id_column` the caller named), or without a
+    /// returned row the statement did not insert a row that got a new rowid (seed 004, "If
+    /// neither yields an id, the call throws GENERATED_KEY_UNAVAILABLE").
+    #[error("generated key unavailable on shard {shard}: {reason}")]
+    GeneratedKeyUnavailable {
+        /// The shard the INSERT ran on.
+        shard: String,
+        /// What was missing.
+        reason: String,
+    },
+    /// `SHARD_NOT_FOUND`: a shard name that is not in the configuration.
+    #[error("shard not found: {shard:?}")]
+    ShardNotFound {
+        /// The name asked for.
+        shard: String,
+    },
+    /// `INVALID_IDENTIFIER`: a table or column name that is not a plain SQL identifier
+    /// (`[A-Za-z_][A-Za-z0-9_]*`, at most 63 bytes, optionally `schema.name`). Raised before any
+    /// statement runs.
+    #[error("invalid SQL identifier {identifier:?}: {reason}")]
+    InvalidIdentifier {
+        /// The rejected name.
+        identifier: String,
+        /// What is wrong with it.
+        reason: String,
+    },
+    /// `INVALID_CONFIG`: the configuration file cannot be read or does not follow the format.
+    #[error("invalid configuration: {message}")]
+    InvalidConfig {
+        /// What is wrong.
+        message: String,
+    },
+    /// `NO_SHARDS`: an operation needs a shard but none is configured.
+    #[error("no shards configured")]
+    NoShards,
+    /// `QUERY_FAILED`: a statement failed on a shard (SQL error, connection failure, a
+    /// parameter that does not convert to the column type, a result column of an unsupported
+    /// type).
+    #[error("query failed on shard {shard}: {message}")]
+    QueryFailed {
+        /// The shard the statement ran on.
+        shard: String,
+        /// The database's or the converter's message.
+        message: String,
+    },
+    /// `COORDINATOR_UNAVAILABLE`: the catalog (id→shard mapping, sequences, round-robin
+    /// rotation) could not be opened, read or written.
+    #[error("coordinator unavailable: {message}")]
+    CoordinatorUnavailable {
+        /// The catalog database's message.
+        message: String,
+    },
+    /// `ID_LIMIT_EXCEEDED`: an id would pass 2^53 (9007199254740992), the largest integer a
+    /// JavaScript number holds exactly.
+    #[error("id limit exceeded for {table}.{column}: ids stay at or below 2^53")]
+    IdLimitExceeded {
+        /// The table of the sequence.
+        table: String,
+        /// The id column of the sequence.
+        column: String,
+    },
+}
+
+fn collision_message(
+    shard: &str,
+    id: &Value,
+    mapped_to: &str,
+    table: Option<&str>,
+    row_removed: bool,
+) -> String {
+    let id = crate::text::to_text(id);
+    let head =
+        format!("generated key {id} from shard {shard} is already mapped to shard {mapped_to}");
+    match (table, row_removed) {
+        (Some(table), true) => format!("{head}; the row was removed from {shard}.{table}"),
+        (Some(table), false) => format!(
+            "{head}; the row could not be removed and is left on shard {shard} in table {table} with id {id}"
+        ),
+        (None, _) => format!("{head}; the row stays on shard {shard} with id {id}"),
+    }
+}
+
+impl Error {
+    /// The stable code of this error, e.g. `"SHARD_NOT_FOUND"`.
+    pub fn code(&self) -> &'static str {
+        match self {
+            Error::GeneratedKeyCollision { .. } => "GENERATED_KEY_COLLISION",
+            Error::GeneratedKeyUnavailable { .. } => "GENERATED_KEY_UNAVAILABLE",
+            Error::ShardNotFound { .. } => "SHARD_NOT_FOUND",
+            Error::InvalidIdentifier { .. } => "INVALID_IDENTIFIER",
+            Error::InvalidConfig { .. } => "INVALID_CONFIG",
+            Error::NoShards => "NO_SHARDS",
+            Error::QueryFailed { .. } => "QUERY_FAILED",
+            Error::CoordinatorUnavailable { .. } => "COORDINATOR_UNAVAILABLE",
+            Error::IdLimitExceeded { .. } => "ID_LIMIT_EXCEEDED",
+        }
+    }
+
+    /// The shard the error concerns, when there is one.
+    pub fn shard(&self) -> Option<&str> {
+        match self {
+            Error::GeneratedKeyCollision { shard, .. }
+            | Error::GeneratedKeyUnavailable { shard, .. }
+            | Error::ShardNotFound { shard }
+            | Error::QueryFailed { shard, .. } => Some(shard),
+            _ => None,
+        }
+    }
+
+    /// The table the error concerns, when there is one.
+    pub fn table(&self) -> Option<&str> {
+        match self {
+            Error::GeneratedKeyCollision { table, .. } => table.as_deref(),
+            Error::IdLimitExceeded { table, .. } => Some(table),
+            _ => None,
+        }
+    }
+
+    /// The id the error concerns (the colliding generated id), when there is one.
+    pub fn id(&self) -> Option<&Value> {
+        match self {
+            Error::GeneratedKeyCollision { id, .. } => Some(id),
+            _ => None,
+        }
+    }
+
+    /// For a collision where the caller named the table: whether the refused row was removed.
+    pub fn row_removed(&self) -> Option<bool> {
+        match self {
+            Error::GeneratedKeyCollision {
+                table: Some(_),
+                row_removed,
+                ..
+            } => Some(*row_removed),
+            _ => None,
+        }
+    }
+
+    /// The underlying failure (a collision whose row could not be removed carries the failed
+    /// delete here).
+    pub fn cause(&self) -> Option<&Error> {
+        match self {
+            Error::GeneratedKeyCollision { cause, .. } => cause.as_deref(),
+            _ => None,
+        }
+    }
+
+    pub(crate) fn query(shard: &str, message: impl std::fmt::Display) -> Error {
+        Error::QueryFailed {
+            shard: shard.to_string(),
+            message: message.to_string(),
+        }
+    }
+
+    pub(crate) fn coordinator(message: impl std::fmt::Display) -> Error {
+        Error::CoordinatorUnavailable {
+            message: message.to_string(),
+        }
+    }
+
+    pub(crate) fn config(message: impl std::fmt::Display) -> Error {
+        Error::InvalidConfig {
+            message: message.to_string(),
+        }
+    }
+}
+
+/// Shorthand for results whose error is [`Error`].
+pub type Result<T, E = Error> = std::result::Result<T, E>;

@@ -1,0 +1,213 @@
+//! Test clusters: SQLite files in a temporary directory, or databases on the PostgreSQL server
+//! `INDEXA_TEST_PG_URL` points at (see `scripts/pg-test-cluster.sh`).
+
+#![allow(dead_code)]
+
+use std::sync::atomic::{AtomicUsize, Ordering};
+
+use indexa::{Object, Value};
+use indexa_shard::{Config, Router, Row};
+use tempfile::TempDir;
+
+pub mod scenarios;
+
+/// Which kind of database the shards (and, for `Postgres`, the catalog) are.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Kind {
+    Sqlite,
+    Postgres,
+}
+
+/// The base URL of the test server, or `None` when PostgreSQL tests are skipped on purpose
+/// (`INDEXA_SKIP_PG=1`). Without either variable the test fails: a PostgreSQL test must not
+/// pass without a server.
+pub fn pg_base() -> Option<String> {
+    if std::env::var("INDEXA_SKIP_PG").as_deref() == Ok("1") {
+        eprintln!("skipped: INDEXA_SKIP_PG=1");
+        return None;
+    }
+    match std::env::var("INDEXA_TEST_PG_URL") {
+        Ok(url) if !url.is_empty() => Some(url.trim_end_matches('/').to_string()),
+        _ => panic!(
+            "INDEXA_TEST_PG_URL is not set: run `eval \"$(scripts/pg-test-cluster.sh start)\"` \
+             first (or set INDEXA_SKIP_PG=1 to skip the PostgreSQL tests)"
+        ),
+    }
+}
+
+static DATABASES: AtomicUsize = AtomicUsize::new(0);
+
+/// Creates a fresh database on the test server and returns its URL.
+pub async fn pg_database(base: &str, label: &str) -> String {
+    let name = format!(
+        "t{}_{}_{}_{:08x}",
+        std::process::id(),
+        DATABASES.fetch_add(1, Ordering::SeqCst),
+        label.replace('-', "_"),
+        rand_suffix()
+    );
+    let (client, connection) =
+        tokio_postgres::connect(&format!("{base}/postgres"), tokio_postgres::NoTls)
+            .await
+            .expect("connect to the test server");
+    let task = tokio::spawn(connection);
+    client
+        .batch_execute(&format!("CREATE DATABASE {name}"))
+        .await
+        .expect("create a test database");
+    drop(client);
+    let _ = task.await;
+    format!("{base}/{name}")
+}
+
+fn rand_suffix() -> u32 {
+    let nanos = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.subsec_nanos())
+        .unwrap_or(0);
+    nanos ^ std::process::id().rotate_left(16)
+}
+
+/// A router over test shards, with the directory its files live in.
+pub struct Cluster {
+    pub router: Router,
+    pub kind: Kind,
+    pub dir: TempDir,
+    pub config_text: String,
+    pub shard_urls: Vec<String>,
+    pub catalog_url: String,
+}
+
+/// Options of a test cluster.
+#[derive(Debug, Clone)]
+pub struct Setup {
+    pub shards: usize,
+    pub coordinator: bool,
+    pub lease: u64,
+    pub strategy: &'static str,
+}
+
+impl Default for Setup {
+    fn default() -> Self {
+        Setup {
+            shards: 2,
+            coordinator: false,
+            lease: 1,
+            strategy: "hash",
+        }
+    }
+}
+
+pub const SHARD_NAMES: [&str; 4] = ["db-a", "db-b", "db-c", "db-d"];
+
+/// Builds a cluster of `kind`; `None` when PostgreSQL tests are skipped.
+pub async fn cluster(kind: Kind, setup: Setup) -> Option<Cluster> {
+    let dir = tempfile::tempdir().expect("temporary directory");
+    let (shard_urls, catalog_url) = match kind {
+        Kind::Sqlite => (
+            (0..setup.shards)
+                .map(|i| format!("sqlite:{}.db", SHARD_NAMES[i]))
+                .collect::<Vec<_>>(),
+            "sqlite:catalog.db".to_string(),
+        ),
+        Kind::Postgres => {
+            let base = pg_base()?;
+            let mut urls = Vec::new();
+            for name in SHARD_NAMES.iter().take(setup.shards) {
+                urls.push(pg_database(&base, name).await);
+            }
+            (urls, pg_database(&base, "catalog").await)
+        }
+    };
+    let mut text = format!(
+        "strategy = \"{}\"\n[catalog]\nurl = \"{catalog_url}\"\ncoordinator = {}\nlease = {}\n[shards]\n",
+        setup.strategy, setup.coordinator, setup.lease
+    );
+    for (name, url) in SHARD_NAMES.iter().zip(&shard_urls) {
+        text.push_str(&format!("{name} = \"{url}\"\n"));
+    }
+    let router = open(&text, &dir).await;
+    Some(Cluster {
+        router,
+        kind,
+        dir,
+        config_text: text,
+        shard_urls,
+        catalog_url,
+    })
+}
+
+pub async fn open(text: &str, dir: &TempDir) -> Router {
+    let config = Config::from_toml(text, dir.path()).expect("valid test configuration");
+    Router::open(&config).await.expect("router opens")
+}
+
+impl Cluster {
+    /// Another router on the same shards and catalog with other settings.
+    pub async fn reopen(&self, edit: impl FnOnce(&str) -> String) -> Router {
+        open(&edit(&self.config_text), &self.dir).await
+    }
+
+    /// Writes the configuration to a file in the cluster's directory and returns its path.
+    pub fn config_file(&self) -> std::path::PathBuf {
+        let path = self.dir.path().join("shards.toml");
+        std::fs::write(&path, &self.config_text).expect("write config");
+        path
+    }
+
+    /// The seed's `auto_users` table on every shard.
+    pub async fn create_auto_users(&self) {
+        let ddl = match self.kind {
+            Kind::Sqlite => {
+                "CREATE TABLE auto_users (id INTEGER PRIMARY KEY AUTOINCREMENT, name TEXT NOT NULL, email TEXT UNIQUE, created_at INTEGER)"
+            }
+            Kind::Postgres => {
+                "CREATE TABLE auto_users (id BIGINT GENERATED BY DEFAULT AS IDENTITY PRIMARY KEY, name VARCHAR(255) NOT NULL, email VARCHAR(255) UNIQUE, created_at BIGINT)"
+            }
+        };
+        self.router.exec_all(ddl).await.expect("create auto_users");
+    }
+
+    /// The seed's insert into `auto_users`: plain on SQLite (the rowid gives the id), with
+    /// `RETURNING id` on PostgreSQL.
+    pub fn insert_user_sql(&self) -> &'static str {
+        match self.kind {
+            Kind::Sqlite => "INSERT INTO auto_users (name) VALUES (?)",
+            Kind::Postgres => "INSERT INTO auto_users (name) VALUES (?) RETURNING id",
+        }
+    }
+
+    /// The names in `auto_users` on one shard, by id.
+    pub async fn user_names(&self, shard: &str) -> Vec<Value> {
+        self.router
+            .all_shard(shard, "SELECT name FROM auto_users ORDER BY id", &[])
+            .await
+            .expect("read auto_users")
+            .into_iter()
+            .map(|row| field(&row, "name"))
+            .collect()
+    }
+}
+
+/// A row's field (Null when missing).
+pub fn field(row: &Row, name: &str) -> Value {
+    Value::Object(row.clone())
+        .get(name)
+        .cloned()
+        .unwrap_or(Value::Null)
+}
+
+pub fn num(n: f64) -> Value {
+    Value::Number(n)
+}
+
+pub fn s(text: &str) -> Value {
+    Value::from(text)
+}
+
+pub fn obj(fields: &[(&str, Value)]) -> Object {
+    fields
+        .iter()
+        .map(|(k, v)| ((*k).into(), v.clone()))
+        .collect()
+}

@@ -1,0 +1,406 @@
+//! Acceptance tests on SQLite shards with a SQLite catalog.
+
+mod common;
+
+use common::scenarios;
+use common::{cluster, num, s, Kind, Setup};
+use indexa_shard::{Config, InsertOptions, Router};
+
+macro_rules! on_sqlite {
+    ($($name:ident $(($arg:expr))?),* $(,)?) => {
+        $(
+            #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+            async fn $name() {
+                scenarios::$name(Kind::Sqlite $(, $arg)?).await;
+            }
+        )*
+    };
+}
+
+on_sqlite!(
+    collision_with_table_removes_the_row,
+    collision_without_table_keeps_the_row,
+    collision_whose_delete_matches_nothing,
+    collision_whose_delete_fails,
+    same_shard_is_not_a_collision,
+    one_shard_has_no_check,
+    returning_uuid_with_id_column,
+    missing_id_column_is_unavailable,
+    id_aliases_are_read,
+    next_id_without_coordinator,
+    next_id_with_coordinator,
+    next_id_min_on_fresh_sequence,
+    seeding_fails_with_a_failing_shard,
+    routed_reads_and_writes,
+    unknown_shard,
+    invalid_identifier_before_insert,
+    values_round_trip,
+    round_robin_rotates,
+);
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn seen_ids_push_the_sequence_lease_1() {
+    scenarios::seen_ids_push_the_sequence(Kind::Sqlite, 1).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn seen_ids_push_the_sequence_lease_100() {
+    scenarios::seen_ids_push_the_sequence(Kind::Sqlite, 100).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn concurrent_next_id_lease_1() {
+    scenarios::concurrent_next_id_is_unique(Kind::Sqlite, 1).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn concurrent_next_id_lease_100() {
+    scenarios::concurrent_next_id_is_unique(Kind::Sqlite, 100).await;
+}
+
+/// Without RETURNING the rowid of the inserted row is the id (the seed's AUTOINCREMENT example).
+#[tokio::test]
+async fn rowid_of_a_plain_insert() {
+    let c = cluster(
+        Kind::Sqlite,
+        Setup {
+            shards: 1,
+            ..Default::default()
+        },
+    )
+    .await
+    .unwrap();
+    c.create_auto_users().await;
+    let sql = "INSERT INTO auto_users (name, email, created_at) VALUES (?, ?, ?)";
+    let params = [s("Ada"), s("ada@example.com"), num(1_700_000_000_000.0)];
+    let created = c
+        .router
+        .insert(sql, &params, &InsertOptions::default())
+        .await
+        .unwrap();
+    assert_eq!(created.generated_id, num(1.0));
+    assert_eq!(created.rows_affected, 1);
+    // id_column has no effect without RETURNING.
+    let options = InsertOptions {
+        id_column: Some("uuid".into()),
+        ..Default::default()
+    };
+    let params = [s("Grace"), s("grace@example.com"), num(1.0)];
+    let created = c.router.insert(sql, &params, &options).await.unwrap();
+    assert_eq!(created.generated_id, num(2.0));
+    let row = c
+        .router
+        .first(
+            "2",
+            "SELECT name FROM auto_users WHERE id = ?",
+            &[created.generated_id],
+        )
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(common::field(&row, "name"), s("Grace"));
+}
+
+/// An ignored insert leaves SQLite's last-insert rowid stale: no id.
+#[tokio::test]
+async fn ignored_insert_has_no_id() {
+    let c = cluster(Kind::Sqlite, Setup::default()).await.unwrap();
+    c.create_auto_users().await;
+    let sql = "INSERT OR IGNORE INTO auto_users (name, email) VALUES (?, ?)";
+    let none = InsertOptions::default();
+    let created = c
+        .router
+        .insert_shard("db-a", sql, &[s("Ada"), s("a@x")], &none)
+        .await
+        .unwrap();
+    assert_eq!(created.generated_id, num(1.0));
+    let err = c
+        .router
+        .insert_shard("db-a", sql, &[s("Ada again"), s("a@x")], &none)
+        .await
+        .unwrap_err();
+    assert_eq!(err.code(), "GENERATED_KEY_UNAVAILABLE");
+    assert_eq!(err.shard(), Some("db-a"));
+    // With RETURNING the ignored insert returns no row, and there is still no id.
+    let err = c
+        .router
+        .insert_shard(
+            "db-a",
+            &format!("{sql} RETURNING id"),
+            &[s("Ada 3"), s("a@x")],
+            &none,
+        )
+        .await
+        .unwrap_err();
+    assert_eq!(err.code(), "GENERATED_KEY_UNAVAILABLE");
+}
+
+/// A WITHOUT ROWID table gets no rowid: no id without RETURNING, the key with it.
+#[tokio::test]
+async fn without_rowid_table_has_no_rowid() {
+    let c = cluster(Kind::Sqlite, Setup::default()).await.unwrap();
+    c.router
+        .exec_all("CREATE TABLE auto_users (id INTEGER PRIMARY KEY AUTOINCREMENT, name TEXT); CREATE TABLE kv (k TEXT PRIMARY KEY, v TEXT) WITHOUT ROWID")
+        .await
+        .unwrap();
+    let none = InsertOptions::default();
+    // A previous insert on the same connection leaves a rowid behind.
+    c.router
+        .insert_shard(
+            "db-a",
+            "INSERT INTO auto_users (name) VALUES ('Ada')",
+            &[],
+            &none,
+        )
+        .await
+        .unwrap();
+    let err = c
+        .router
+        .insert_shard(
+            "db-a",
+            "INSERT INTO kv (k, v) VALUES ('a', 'b')",
+            &[],
+            &none,
+        )
+        .await
+        .unwrap_err();
+    assert_eq!(err.code(), "GENERATED_KEY_UNAVAILABLE");
+    assert_eq!(
+        c.router
+            .run_shard("db-a", "SELECT * FROM kv", &[])
+            .await
+            .unwrap(),
+        0
+    );
+    let rows = c
+        .router
+        .all_shard("db-a", "SELECT k FROM kv", &[])
+        .await
+        .unwrap();
+    assert_eq!(rows.len(), 1);
+    let options = InsertOptions {
+        id_column: Some("k".into()),
+        ..Default::default()
+    };
+    let created = c
+        .router
+        .insert_shard(
+            "db-a",
+            "INSERT INTO kv (k, v) VALUES ('c', 'd') RETURNING k",
+            &[],
+            &options,
+        )
+        .await
+        .unwrap();
+    assert_eq!(created.generated_id, s("c"));
+}
+
+/// An UPDATE run through insert inserts no row: no id.
+#[tokio::test]
+async fn update_through_insert_has_no_id() {
+    let c = cluster(Kind::Sqlite, Setup::default()).await.unwrap();
+    c.create_auto_users().await;
+    let none = InsertOptions::default();
+    c.router
+        .insert_shard("db-a", c.insert_user_sql(), &[s("Ada")], &none)
+        .await
+        .unwrap();
+    let err = c
+        .router
+        .insert_shard("db-a", "UPDATE auto_users SET name = 'Ada L.'", &[], &none)
+        .await
+        .unwrap_err();
+    assert_eq!(err.code(), "GENERATED_KEY_UNAVAILABLE");
+}
+
+/// CollegeDB's hash: h = h·31 + code unit, wrapped to i32; shard |h| mod n, in config order.
+#[test]
+fn hash_placement_matches_collegedb() {
+    use indexa_shard::hash_shard_index;
+    // "1": 49.
+    assert_eq!(hash_shard_index("1", 2), Some(1));
+    assert_eq!(hash_shard_index("1", 5), Some(4));
+    // "abc": (97·31 + 98)·31 + 99 = 96354.
+    assert_eq!(hash_shard_index("abc", 3), Some(0));
+    assert_eq!(hash_shard_index("abc", 4), Some(2));
+    // "é" is one code unit, 233.
+    assert_eq!(hash_shard_index("é", 3), Some(2));
+    // "日本": 0x65E5·31 + 0x672C = 835047.
+    assert_eq!(hash_shard_index("日本", 4), Some(3));
+    // "😀" is two code units, D83D DE00: 55357·31 + 56832 = 1772899.
+    assert_eq!(hash_shard_index("😀", 5), Some(4));
+    // "polygenelubricants" wraps to exactly i32::MIN; |h| = 2^31.
+    assert_eq!(hash_shard_index("polygenelubricants", 3), Some(2));
+    assert_eq!(hash_shard_index("polygenelubricants", 5), Some(3));
+    // "hello world!" wraps to -217287203.
+    assert_eq!(hash_shard_index("hello world!", 4), Some(3));
+    assert_eq!(hash_shard_index("", 3), Some(0));
+    assert_eq!(hash_shard_index("abc", 0), None);
+}
+
+/// A write to an unmapped key lands on the hashed shard, counted in config order.
+#[tokio::test]
+async fn hash_placement_routes_writes() {
+    let c = cluster(
+        Kind::Sqlite,
+        Setup {
+            shards: 3,
+            ..Default::default()
+        },
+    )
+    .await
+    .unwrap();
+    c.router.exec_all("CREATE TABLE t (id TEXT)").await.unwrap();
+    for (key, shard) in [
+        ("1", "db-b"),
+        ("abc", "db-a"),
+        ("é", "db-c"),
+        ("polygenelubricants", "db-c"),
+    ] {
+        let placed = c
+            .router
+            .insert_into(key, "t", &common::obj(&[("id", s(key))]))
+            .await
+            .unwrap();
+        assert_eq!(placed, shard, "{key}");
+    }
+}
+
+/// A bad configuration file: INVALID_CONFIG.
+#[tokio::test]
+async fn bad_config_file() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("bad.toml");
+    std::fs::write(&path, "[catalog]\nlease = 0\n").unwrap();
+    let err = Router::from_file(&path).await.err().unwrap();
+    assert_eq!(err.code(), "INVALID_CONFIG");
+    let err = Router::from_file(&dir.path().join("missing.toml"))
+        .await
+        .err()
+        .unwrap();
+    assert_eq!(err.code(), "INVALID_CONFIG");
+}
+
+/// No shards configured: NO_SHARDS.
+#[tokio::test]
+async fn no_shards() {
+    let dir = tempfile::tempdir().unwrap();
+    let router = Router::open(&Config::from_toml("", dir.path()).unwrap())
+        .await
+        .unwrap();
+    let err = router
+        .insert(
+            "INSERT INTO t DEFAULT VALUES",
+            &[],
+            &InsertOptions::default(),
+        )
+        .await
+        .unwrap_err();
+    assert_eq!(err.code(), "NO_SHARDS");
+    let err = router.next_id("t", &Default::default()).await.unwrap_err();
+    assert_eq!(err.code(), "NO_SHARDS");
+    let err = router.exec_all("SELECT 1").await.unwrap_err();
+    assert_eq!(err.code(), "NO_SHARDS");
+}
+
+/// Ids stay at or below 2^53.
+#[tokio::test]
+async fn id_limit() {
+    let c = cluster(
+        Kind::Sqlite,
+        Setup {
+            coordinator: true,
+            ..Default::default()
+        },
+    )
+    .await
+    .unwrap();
+    c.router
+        .exec_all("CREATE TABLE t (id INTEGER PRIMARY KEY)")
+        .await
+        .unwrap();
+    let max = indexa_shard::MAX_ID;
+    c.router
+        .run_shard(
+            "db-a",
+            "INSERT INTO t (id) VALUES (?)",
+            &[num((max - 1) as f64)],
+        )
+        .await
+        .unwrap();
+    assert_eq!(
+        c.router.next_id("t", &Default::default()).await.unwrap(),
+        max
+    );
+    let err = c
+        .router
+        .next_id("t", &Default::default())
+        .await
+        .unwrap_err();
+    assert_eq!(err.code(), "ID_LIMIT_EXCEEDED");
+    let over = indexa_shard::NextIdOptions {
+        min: Some(max + 1),
+        ..Default::default()
+    };
+    assert_eq!(
+        c.router.next_id("t", &over).await.unwrap_err().code(),
+        "ID_LIMIT_EXCEEDED"
+    );
+    // Without the coordinator the cross-shard maximum is checked the same way.
+    let plain = c
+        .reopen(|text| text.replace("coordinator = true", "coordinator = false"))
+        .await;
+    c.router
+        .run_shard("db-b", "INSERT INTO t (id) VALUES (?)", &[num(max as f64)])
+        .await
+        .unwrap();
+    assert_eq!(
+        plain
+            .next_id("t", &Default::default())
+            .await
+            .unwrap_err()
+            .code(),
+        "ID_LIMIT_EXCEEDED"
+    );
+}
+
+/// Random placement: every insert lands on a configured shard, its id maps there, and with 40
+/// inserts over 2 shards both are used.
+#[tokio::test]
+async fn random_placement() {
+    let setup = Setup {
+        strategy: "random",
+        ..Default::default()
+    };
+    let c = cluster(Kind::Sqlite, setup).await.unwrap();
+    c.router
+        .exec_all("CREATE TABLE things (uuid TEXT)")
+        .await
+        .unwrap();
+    let options = InsertOptions {
+        id_column: Some("uuid".into()),
+        ..Default::default()
+    };
+    let mut used = std::collections::HashSet::new();
+    for i in 0..40 {
+        let key = format!("k{i}");
+        let created = c
+            .router
+            .insert(
+                "INSERT INTO things (uuid) VALUES (?) RETURNING uuid",
+                &[s(&key)],
+                &options,
+            )
+            .await
+            .unwrap();
+        assert_eq!(
+            c.router.shard_of(&key).await.unwrap(),
+            Some(created.shard.clone())
+        );
+        used.insert(created.shard);
+    }
+    let mut used: Vec<String> = used.into_iter().collect();
+    used.sort();
+    // Both shards are chosen with probability 1 - 2^-39.
+    assert_eq!(used, ["db-a", "db-b"]);
+}
