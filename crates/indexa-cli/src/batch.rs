@@ -201,12 +201,14 @@ impl<R: BufRead, W: Write> Session<R, W> {
             let read = self.input.read_until(b'\n', &mut buf);
             let line = match read {
                 Ok(0) => break,
-                Ok(_) => std::str::from_utf8(&buf).map_err(|e| {
-                    indexa::Error::Syntax(format!(
-                        "the line is not UTF-8 text (byte {})",
-                        e.valid_up_to()
-                    ))
-                }),
+                Ok(_) => {
+                    std::str::from_utf8(buf.strip_suffix(b"\n").unwrap_or(&buf)).map_err(|e| {
+                        indexa::Error::Syntax(format!(
+                            "the line is not UTF-8 text (byte {})",
+                            e.valid_up_to()
+                        ))
+                    })
+                }
                 Err(e) => Err(indexa::Error::Unknown(format!(
                     "cannot read the input: {e}"
                 ))),
