@@ -291,10 +291,14 @@ fn load(
         imported: 0,
         skipped: 0,
     };
+    // An exported key goes back as the key argument only for out-of-line keys; with in-line
+    // keys it is already inside the value.
+    let in_line = store.key_path()?.is_some();
     let mut stderr = io::stderr().lock();
     for item in items {
         let label = item.label();
         let result = item.record.and_then(|(value, key)| {
+            let key = key.filter(|_| !in_line);
             let stored = if a.put {
                 store.put(value, key)
             } else {
