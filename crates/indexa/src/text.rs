@@ -42,9 +42,10 @@ use crate::key::{convert_value_to_key, Key};
 use crate::utf16::Utf16String;
 use crate::value::{Object, Value};
 
-/// The deepest nesting of arrays and objects [`parse_value`] accepts (the top-level value is at
-/// depth 1 if it is an array or object).
-pub const MAX_TEXT_DEPTH: usize = 512;
+/// The deepest nesting of arrays and objects (tag objects included) [`parse_value`] accepts:
+/// the same as [`crate::MAX_VALUE_DEPTH`], so every stored value can be written out and read
+/// back.
+pub const MAX_TEXT_DEPTH: usize = crate::value_codec::MAX_VALUE_DEPTH;
 
 /// Reads a value from its text form (see the module docs). Whitespace may surround the value.
 ///
@@ -875,27 +876,50 @@ mod tests {
         assert_eq!(err.message(), "expected a value at byte 3");
     }
 
+    fn nested_arrays(depth: usize) -> Value {
+        let mut v = Value::Null;
+        for _ in 0..depth {
+            v = Value::Array(vec![v]);
+        }
+        v
+    }
+
     #[test]
     fn deep_nesting_is_an_error_not_a_crash() {
-        let ok = format!(
-            "{}{}",
-            "[".repeat(MAX_TEXT_DEPTH),
-            "]".repeat(MAX_TEXT_DEPTH)
+        let deepest = nested_arrays(MAX_TEXT_DEPTH);
+        let written = text(&deepest);
+        assert_eq!(parse_value(&written).unwrap(), deepest);
+        let too_deep = format!("[{written}]");
+        let err = parse_value(&too_deep).unwrap_err();
+        assert_eq!(err.name(), "SyntaxError");
+        assert_eq!(
+            err.message(),
+            format!("nesting deeper than {MAX_TEXT_DEPTH} at byte {MAX_TEXT_DEPTH}")
         );
-        assert!(parse_value(&ok).is_ok());
-        let deep = "[".repeat(1_000_000);
-        assert_eq!(err_name(&deep), "SyntaxError");
-        let deep = r#"{"$object":"#.repeat(100_000);
-        assert_eq!(err_name(&deep), "SyntaxError");
-        let too_deep = format!(
-            "{}{}",
-            "[".repeat(MAX_TEXT_DEPTH + 1),
-            "]".repeat(MAX_TEXT_DEPTH + 1)
-        );
-        assert!(parse_value(&too_deep)
-            .unwrap_err()
-            .message()
-            .contains("nesting"));
+        // Chains of tag objects resolve without recursion.
+        let n = MAX_TEXT_DEPTH - 1;
+        let chain = format!("{}{{}}{}", r#"{"$object":"#.repeat(n), "}".repeat(n));
+        assert!(matches!(parse_value(&chain).unwrap(), Value::Object(_)));
+        let chain = format!("{}1{}", r#"{"$date":"#.repeat(n), "}".repeat(n));
+        assert_eq!(err_name(&chain), "SyntaxError");
+    }
+
+    #[test]
+    fn hostile_nesting_needs_little_stack() {
+        let run = std::thread::Builder::new()
+            .stack_size(128 * 1024)
+            .spawn(|| {
+                for deep in [
+                    "[".repeat(1_000_000),
+                    r#"{"a":"#.repeat(300_000),
+                    r#"{"$object":"#.repeat(300_000),
+                    format!("{}1{}", r#"{"$number":"#.repeat(1000), "}".repeat(1000)),
+                ] {
+                    assert_eq!(err_name(&deep), "SyntaxError");
+                }
+            })
+            .unwrap();
+        run.join().unwrap();
     }
 
     #[test]

@@ -45,7 +45,7 @@ use crate::error::{Error, Result};
 use crate::utf16::Utf16String;
 use crate::value::{Object, Value};
 
-/// The format version byte that starts every encoded value (binary value format, issue 1).
+/// The format version byte that starts every encoded value; a decoder refuses other versions.
 pub const VALUE_FORMAT_VERSION: u8 = 1;
 
 /// The deepest nesting of arrays and objects [`decode_value`] accepts; a value at top level is
@@ -67,7 +67,8 @@ const TAG_OBJECT: u8 = 0x0A;
 /// Encodes `value` in the binary value format (see the module docs for the layout), starting
 /// with the format version byte.
 ///
-/// Encoding cannot fail. Source: binary value format, issue 1.
+/// Encoding cannot fail. Source: the value kinds of the HTML structured clone algorithm
+/// (<https://html.spec.whatwg.org/multipage/structured-data.html>) that [`Value`] models.
 pub fn encode_value(value: &Value) -> Vec<u8> {
     let mut out = Vec::new();
     encode_value_into(value, &mut out);
@@ -89,7 +90,7 @@ pub fn encode_value_into(value: &Value, out: &mut Vec<u8>) {
 /// truncation, invalid WTF-8, a malformed varint, a duplicate property name, nesting deeper than
 /// [`MAX_VALUE_DEPTH`], or bytes left over after the value.
 ///
-/// Source: binary value format, issue 1.
+/// Source: the layout in the module docs.
 pub fn decode_value(bytes: &[u8]) -> Result<Value> {
     let mut reader = Reader { bytes, pos: 0 };
     let version = reader.byte()?;
@@ -181,6 +182,11 @@ fn put_varint(out: &mut Vec<u8>, mut n: u64) {
 
 /// Writes the WTF-8 byte length as a varint, then the WTF-8 bytes of `units`.
 fn put_wtf8(out: &mut Vec<u8>, units: &[u16]) {
+    if units.iter().all(|&u| u < 0x80) {
+        put_varint(out, units.len() as u64);
+        out.extend(units.iter().map(|&u| u as u8));
+        return;
+    }
     put_varint(out, wtf8_len(units) as u64);
     for c in char::decode_utf16(units.iter().copied()) {
         match c {
@@ -211,8 +217,13 @@ fn wtf8_len(units: &[u16]) -> usize {
 
 /// Decodes WTF-8 into UTF-16 code units; `None` if `bytes` is not valid WTF-8.
 fn wtf8_to_units(bytes: &[u8]) -> Option<Vec<u16>> {
+    if bytes.is_ascii() {
+        return Some(bytes.iter().map(|&b| u16::from(b)).collect());
+    }
     if let Ok(s) = std::str::from_utf8(bytes) {
-        return Some(s.encode_utf16().collect());
+        let mut units = Vec::with_capacity(bytes.len());
+        units.extend(s.encode_utf16());
+        return Some(units);
     }
     let mut units = Vec::with_capacity(bytes.len());
     let mut i = 0;
@@ -688,15 +699,49 @@ mod tests {
 
     #[test]
     fn nesting_limit() {
-        let mut ok = vec![1];
-        ok.extend(std::iter::repeat([0x09, 1]).take(MAX_VALUE_DEPTH).flatten());
-        ok.push(0x01);
-        assert!(decode_value(&ok).is_ok());
-        let mut deep = vec![1];
-        deep.extend(std::iter::repeat([0x09, 1]).take(100_000).flatten());
-        deep.push(0x01);
-        let err = decode_value(&deep).unwrap_err();
-        assert!(err.message().contains("nesting deeper"), "{err}");
+        let mut deepest = Value::Null;
+        for _ in 0..MAX_VALUE_DEPTH {
+            deepest = Value::Array(vec![deepest]);
+        }
+        let bytes = encode_value(&deepest);
+        assert_eq!(decode_value(&bytes).unwrap(), deepest);
+        let mut too_deep = vec![1, TAG_ARRAY, 1];
+        too_deep.extend_from_slice(&bytes[1..]);
+        let err = decode_value(&too_deep).unwrap_err();
+        assert_eq!(
+            err.message(),
+            format!(
+                "corrupt value: nesting deeper than {MAX_VALUE_DEPTH} at byte {}",
+                2 * MAX_VALUE_DEPTH + 1
+            )
+        );
+    }
+
+    #[test]
+    fn hostile_input_needs_little_stack_and_memory() {
+        let run = std::thread::Builder::new()
+            .stack_size(128 * 1024)
+            .spawn(|| {
+                let mut deep = vec![1];
+                deep.extend(std::iter::repeat([TAG_ARRAY, 1]).take(1_000_000).flatten());
+                assert!(decode_value(&deep).is_err());
+                let mut deep = vec![1];
+                deep.extend(
+                    std::iter::repeat([TAG_OBJECT, 1, 0])
+                        .take(1_000_000)
+                        .flatten(),
+                );
+                assert!(decode_value(&deep).is_err());
+            })
+            .unwrap();
+        run.join().unwrap();
+        // Each level claims as many elements as bytes remain; only the first claim fits.
+        let mut greedy = vec![1];
+        for _ in 0..1000 {
+            greedy.extend_from_slice(&[TAG_ARRAY, 0xE8, 0x0F]);
+        }
+        let err = decode_value(&greedy).unwrap_err();
+        assert!(err.message().contains("exceeds"), "{err}");
     }
 
     proptest! {

@@ -42,7 +42,8 @@ use crate::value::{Object, Value};
 /// key is neither a string, a char, an integer nor a unit enum variant, or when the type's
 /// `Serialize` implementation reports an error.
 ///
-/// Source: serde bridge, issue 3.
+/// Source: the serde data model (<https://serde.rs/data-model.html>), mapped as in the module
+/// docs.
 pub fn to_value<T: Serialize + ?Sized>(value: &T) -> Result<Value> {
     value.serialize(ValueSerializer)
 }
@@ -54,7 +55,8 @@ pub fn to_value<T: Serialize + ?Sized>(value: &T) -> Result<Value> {
 /// integer out of the field's range, a missing field, an unknown enum variant, a string with a
 /// lone surrogate read as a Rust string, or an error the type's `Deserialize` reports.
 ///
-/// Source: serde bridge, issue 3.
+/// Source: the serde data model (<https://serde.rs/data-model.html>), mapped as in the module
+/// docs.
 pub fn from_value<T: de::DeserializeOwned>(value: Value) -> Result<T> {
     T::deserialize(ValueDeserializer(value))
 }
@@ -750,19 +752,22 @@ impl<'de> de::Deserializer<'de> for ValueDeserializer {
                 variant: rust_string(s)?,
                 value: None,
             }),
-            Value::Object(map) if map.len() == 1 => {
-                let mut iter = map.into_iter();
-                match iter.next() {
-                    Some((variant, value)) => visitor.visit_enum(EnumAccess {
+            Value::Object(map) => {
+                let mut members = map.into_iter();
+                match (members.next(), members.next()) {
+                    (Some((variant, value)), None) => visitor.visit_enum(EnumAccess {
                         variant: rust_string(variant)?,
                         value: Some(value),
                     }),
-                    None => Err(Error::Type(format!("an empty object is not a {name}"))),
+                    _ => Err(de::Error::invalid_type(
+                        de::Unexpected::Map,
+                        &format!("a {name} variant name or an object with one property").as_str(),
+                    )),
                 }
             }
             other => Err(de::Error::invalid_type(
                 unexpected(&other),
-                &"a variant name or an object with one property",
+                &format!("a {name} variant name or an object with one property").as_str(),
             )),
         }
     }

@@ -1,0 +1,323 @@
+//! Transactions, versions and schema changes: spec error names and all-or-nothing behaviour.
+
+use indexa::{parse_value, Durability, Factory, Key, KeyPath, TransactionMode, Value};
+
+fn v(text: &str) -> Value {
+    parse_value(text).unwrap()
+}
+
+fn factory_with_store() -> (Factory, indexa::Database) {
+    let factory = Factory::in_memory();
+    let db = factory
+        .open("db", Some(1), |tx, _, _| {
+            let s = tx.create_object_store("s", Some(KeyPath::parse("id")?), false)?;
+            s.create_index("by_email", KeyPath::parse("email")?, true, false)?;
+            s.create_index("tags", KeyPath::parse("tags")?, false, true)?;
+            tx.create_object_store("other", None, true)?;
+            Ok(())
+        })
+        .unwrap();
+    (factory, db)
+}
+
+#[test]
+fn readonly_transactions_refuse_writes() {
+    let (_f, db) = factory_with_store();
+    let tx = db.transaction(&["s"], TransactionMode::ReadOnly).unwrap();
+    let s = tx.object_store("s").unwrap();
+    assert_eq!(s.put(v(r#"{"id":1}"#), None).unwrap_err().name(), "ReadOnlyError");
+    assert_eq!(s.add(v(r#"{"id":1}"#), None).unwrap_err().name(), "ReadOnlyError");
+    assert_eq!(s.delete(Key::from(1)).unwrap_err().name(), "ReadOnlyError");
+    assert_eq!(s.clear().unwrap_err().name(), "ReadOnlyError");
+}
+
+#[test]
+fn scope_and_lifecycle_errors() {
+    let (_f, db) = factory_with_store();
+    assert_eq!(
+        db.transaction(&[], TransactionMode::ReadOnly).unwrap_err().name(),
+        "InvalidAccessError"
+    );
+    assert_eq!(
+        db.transaction(&["nope"], TransactionMode::ReadOnly).unwrap_err().name(),
+        "NotFoundError"
+    );
+    assert_eq!(
+        db.transaction(&["s"], TransactionMode::VersionChange).unwrap_err().name(),
+        "TypeError"
+    );
+    let tx = db.transaction(&["s"], TransactionMode::ReadWrite).unwrap();
+    assert_eq!(tx.object_store("other").unwrap_err().name(), "NotFoundError");
+    assert_eq!(tx.object_store_names(), ["s"]);
+    let s = tx.object_store("s").unwrap();
+    s.put(v(r#"{"id":1}"#), None).unwrap();
+    // Schema changes need a versionchange transaction.
+    assert_eq!(
+        tx.create_object_store("x", None, false).unwrap_err().name(),
+        "InvalidStateError"
+    );
+    assert_eq!(
+        s.create_index("i", KeyPath::parse("a").unwrap(), false, false)
+            .unwrap_err()
+            .name(),
+        "InvalidStateError"
+    );
+    tx.commit().unwrap();
+    assert_eq!(s.get(Key::from(1)).unwrap_err().name(), "TransactionInactiveError");
+    assert_eq!(s.put(v(r#"{"id":2}"#), None).unwrap_err().name(), "TransactionInactiveError");
+    assert_eq!(tx.commit().unwrap_err().name(), "TransactionInactiveError");
+    assert_eq!(tx.object_store("s").unwrap_err().name(), "TransactionInactiveError");
+    db.close();
+    assert_eq!(
+        db.transaction(&["s"], TransactionMode::ReadOnly).unwrap_err().name(),
+        "InvalidStateError"
+    );
+}
+
+#[test]
+fn dropping_or_aborting_reverts_everything() {
+    let (_f, db) = factory_with_store();
+    {
+        let tx = db.transaction(&["s", "other"], TransactionMode::ReadWrite).unwrap();
+        tx.object_store("s").unwrap().put(v(r#"{"id":1}"#), None).unwrap();
+        tx.object_store("other").unwrap().put(v("1"), None).unwrap();
+        // Dropped without commit.
+    }
+    let tx = db
+        .transaction_with_durability(&["s", "other"], TransactionMode::ReadWrite, Durability::Relaxed)
+        .unwrap();
+    assert_eq!(tx.object_store("s").unwrap().count(None).unwrap(), 0);
+    let other = tx.object_store("other").unwrap();
+    assert_eq!(other.current_number().unwrap(), Some(1));
+    assert_eq!(other.put(v("1"), None).unwrap(), Key::from(1));
+    tx.abort();
+    assert!(tx.is_finished() && !tx.was_committed());
+    let tx = db.transaction(&["other"], TransactionMode::ReadOnly).unwrap();
+    assert_eq!(tx.object_store("other").unwrap().current_number().unwrap(), Some(1));
+}
+
+#[test]
+fn failed_requests_leave_no_trace() {
+    let (_f, db) = factory_with_store();
+    let tx = db.transaction(&["s"], TransactionMode::ReadWrite).unwrap();
+    let s = tx.object_store("s").unwrap();
+    s.put(v(r#"{"id":1,"email":"a@x","tags":["x","y"]}"#), None).unwrap();
+    // add over an existing key.
+    assert_eq!(
+        s.add(v(r#"{"id":1,"email":"b@x"}"#), None).unwrap_err().name(),
+        "ConstraintError"
+    );
+    // put of another record that collides on the unique index.
+    assert_eq!(
+        s.put(v(r#"{"id":2,"email":"a@x","tags":["z"]}"#), None).unwrap_err().name(),
+        "ConstraintError"
+    );
+    // put replacing record 1 with an invalid key path value.
+    assert_eq!(s.put(v(r#"{"id":null}"#), None).unwrap_err().name(), "DataError");
+    assert_eq!(s.put(v(r#"{"nothing":1}"#), None).unwrap_err().name(), "DataError");
+    assert_eq!(s.count(None).unwrap(), 1);
+    assert_eq!(s.index("tags").unwrap().count(None).unwrap(), 2);
+    assert_eq!(s.index("tags").unwrap().count(Some(Key::from("z").into())).unwrap(), 0);
+    assert_eq!(
+        s.get(Key::from(1)).unwrap(),
+        Some(v(r#"{"id":1,"email":"a@x","tags":["x","y"]}"#))
+    );
+    // Replacing a record with itself keeps its unique key; index entries follow the value.
+    s.put(v(r#"{"id":1,"email":"a@x","tags":["q"]}"#), None).unwrap();
+    assert_eq!(s.index("tags").unwrap().get_all_keys(Key::from("q")).unwrap(), [Key::from(1)]);
+    assert_eq!(s.index("tags").unwrap().count(None).unwrap(), 1);
+    // The transaction is still usable and commits.
+    tx.commit().unwrap();
+}
+
+#[test]
+fn versions_and_failed_upgrades() {
+    let factory = Factory::in_memory();
+    assert_eq!(
+        factory.open("db", Some(0), |_, _, _| Ok(())).unwrap_err().name(),
+        "TypeError"
+    );
+    // A failed first upgrade leaves no database behind.
+    let err = factory
+        .open("db", Some(1), |tx, _, _| {
+            tx.create_object_store("s", None, false)?;
+            Err(indexa::Error::Data("changed my mind".into()))
+        })
+        .unwrap_err();
+    assert_eq!(err.name(), "DataError");
+    assert!(factory.databases().unwrap().is_empty());
+
+    let db = factory
+        .open("db", None, |tx, old, new| {
+            assert_eq!((old, new), (0, 1));
+            tx.create_object_store("s", None, true).map(|_| ())
+        })
+        .unwrap();
+    assert_eq!(db.version(), 1);
+    assert_eq!(
+        factory.open("db", Some(0), |_, _, _| Ok(())).unwrap_err().name(),
+        "TypeError"
+    );
+    // An aborted upgrade leaves version and schema as they were.
+    let err = factory
+        .open("db", Some(5), |tx, old, new| {
+            assert_eq!((old, new), (1, 5));
+            tx.delete_object_store("s")?;
+            tx.create_object_store("t", None, false)?;
+            tx.abort();
+            Ok(())
+        })
+        .unwrap_err();
+    assert_eq!(err.name(), "AbortError");
+    let db = factory.open("db", None, |_, _, _| Ok(())).unwrap();
+    assert_eq!(db.version(), 1);
+    assert_eq!(db.object_store_names(), ["s"]);
+    assert_eq!(
+        factory.open("db", Some(1), |_, _, _| Ok(())).map(|d| d.version()),
+        Ok(1)
+    );
+    let upgraded = factory
+        .open("db", Some(2), |tx, _, _| {
+            tx.object_store("s")?.rename("renamed")?;
+            Ok(())
+        })
+        .unwrap();
+    assert_eq!(upgraded.object_store_names(), ["renamed"]);
+    assert_eq!(
+        factory.open("db", Some(1), |_, _, _| Ok(())).unwrap_err().name(),
+        "VersionError"
+    );
+    assert_eq!(factory.delete_database("db").unwrap(), 2);
+    assert_eq!(
+        upgraded.transaction(&["renamed"], TransactionMode::ReadOnly).unwrap_err().name(),
+        "InvalidStateError"
+    );
+    assert_eq!(factory.delete_database("db").unwrap(), 0);
+}
+
+#[test]
+fn schema_errors_use_spec_names() {
+    let factory = Factory::in_memory();
+    factory
+        .open("db", Some(1), |tx, _, _| {
+            let s = tx.create_object_store("s", None, false)?;
+            assert_eq!(
+                tx.create_object_store("s", None, false).unwrap_err().name(),
+                "ConstraintError"
+            );
+            assert_eq!(
+                tx.create_object_store("a", Some(KeyPath::parse("")?), true)
+                    .unwrap_err()
+                    .name(),
+                "InvalidAccessError"
+            );
+            assert_eq!(
+                tx.create_object_store("b", Some(KeyPath::compound(&["x", "y"])?), true)
+                    .unwrap_err()
+                    .name(),
+                "InvalidAccessError"
+            );
+            assert_eq!(KeyPath::parse("a b").unwrap_err().name(), "SyntaxError");
+            s.create_index("i", KeyPath::parse("x")?, false, false)?;
+            assert_eq!(
+                s.create_index("i", KeyPath::parse("y")?, false, false)
+                    .unwrap_err()
+                    .name(),
+                "ConstraintError"
+            );
+            assert_eq!(
+                s.create_index("m", KeyPath::compound(&["x", "y"])?, false, true)
+                    .unwrap_err()
+                    .name(),
+                "InvalidAccessError"
+            );
+            // Index names are unique per store only.
+            let t = tx.create_object_store("t", None, false)?;
+            t.create_index("i", KeyPath::parse("x")?, false, false)?;
+            assert_eq!(s.delete_index("nope").unwrap_err().name(), "NotFoundError");
+            assert_eq!(tx.delete_object_store("nope").unwrap_err().name(), "NotFoundError");
+            let i = s.index("i")?;
+            i.rename("j")?;
+            assert_eq!(s.index_names()?, ["j"]);
+            s.create_index("k", KeyPath::parse("x")?, false, false)?;
+            assert_eq!(i.rename("k").unwrap_err().name(), "ConstraintError");
+            s.delete_index("j")?;
+            assert_eq!(i.name().unwrap_err().name(), "InvalidStateError");
+            tx.delete_object_store("t")?;
+            assert_eq!(t.put(v("1"), Some(Key::from(1))).unwrap_err().name(), "InvalidStateError");
+            assert_eq!(tx.object_store_names(), ["s"]);
+            Ok(())
+        })
+        .unwrap();
+}
+
+#[test]
+fn creating_an_index_populates_it_and_skips_records_without_keys() {
+    let factory = Factory::in_memory();
+    factory
+        .open("db", Some(1), |tx, _, _| {
+            let s = tx.create_object_store("movies", None, true)?;
+            s.put(v(r#"{"genre":"Drama"}"#), None)?;
+            s.put(v(r#"{"genre":null}"#), None)?;
+            s.put(v(r#"{"title":"x"}"#), None)?;
+            s.put(v(r#"{"genre":"Comedy"}"#), None)?;
+            let ix = s.create_index("genre", KeyPath::parse("genre")?, true, false)?;
+            assert_eq!(ix.count(None)?, 2);
+            assert_eq!(ix.get_all_keys(indexa::Query::all())?, [Key::from(4), Key::from(1)]);
+            Ok(())
+        })
+        .unwrap();
+}
+
+#[test]
+fn readers_run_beside_a_writer_and_see_a_snapshot() {
+    let dir = tempfile::tempdir().unwrap();
+    let factory = Factory::open_dir(dir.path()).unwrap();
+    let db = factory
+        .open("db", Some(1), |tx, _, _| {
+            let s = tx.create_object_store("s", None, false)?;
+            s.put(v("0"), Some(Key::from("n")))?;
+            Ok(())
+        })
+        .unwrap();
+    let writer = db.transaction(&["s"], TransactionMode::ReadWrite).unwrap();
+    writer.object_store("s").unwrap().put(v("1"), Some(Key::from("n"))).unwrap();
+    let db = std::sync::Arc::new(db);
+    let readers: Vec<_> = (0..4)
+        .map(|_| {
+            let db = db.clone();
+            std::thread::spawn(move || {
+                let tx = db.transaction(&["s"], TransactionMode::ReadOnly).unwrap();
+                tx.object_store("s").unwrap().get(Key::from("n")).unwrap()
+            })
+        })
+        .collect();
+    for r in readers {
+        assert_eq!(r.join().unwrap(), Some(v("0")));
+    }
+    writer.commit().unwrap();
+    let tx = db.transaction(&["s"], TransactionMode::ReadOnly).unwrap();
+    assert_eq!(tx.object_store("s").unwrap().get(Key::from("n")).unwrap(), Some(v("1")));
+}
+
+#[test]
+fn database_names_never_escape_the_directory() {
+    let dir = tempfile::tempdir().unwrap();
+    let data = dir.path().join("data");
+    let factory = Factory::open_dir(&data).unwrap();
+    let long = "x".repeat(10_000);
+    for name in ["../../etc/x", "CON", "", "a/b\\c", "ñ 🚀", long.as_str()] {
+        let db = factory
+            .open(name, Some(1), |tx, _, _| tx.create_object_store("s", None, false).map(|_| ()))
+            .unwrap();
+        assert_eq!(db.name(), name);
+    }
+    let mut listed: Vec<String> = factory.databases().unwrap().into_iter().map(|d| d.name).collect();
+    listed.sort();
+    let mut expected = vec!["", "../../etc/x", "CON", "a/b\\c", "ñ 🚀", long.as_str()];
+    expected.sort();
+    assert_eq!(listed, expected);
+    // Nothing was written outside the data directory.
+    let outside: Vec<_> = std::fs::read_dir(dir.path()).unwrap().map(|e| e.unwrap().file_name()).collect();
+    assert_eq!(outside, [std::ffi::OsString::from("data")]);
+}
