@@ -110,10 +110,11 @@ fn write_info_text<W: Write>(info: &Value, out: &mut Lines<W>) -> CmdResult {
             Some(Value::Number(n)) => format!(", key generator at {n}"),
             _ => String::new(),
         };
+        let count = text(store.get("count"));
+        let noun = if count == "1" { "record" } else { "records" };
         out.line(&format!(
-            "  store {}: {} records, {key_path}{generator}",
+            "  store {}: {count} {noun}, {key_path}{generator}",
             text(store.get("name")),
-            text(store.get("count")),
         ))?;
         let Some(Value::Array(indexes)) = store.get("indexes") else {
             continue;

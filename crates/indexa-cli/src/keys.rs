@@ -125,11 +125,6 @@ pub struct RangeArgs {
 }
 
 impl RangeArgs {
-    /// True when no range option was given.
-    pub fn is_empty(&self) -> bool {
-        self.only.is_none() && self.lower.is_none() && self.upper.is_none() && self.prefix.is_none()
-    }
-
     /// The key range the options describe; `None` when none was given (all keys).
     ///
     /// # Errors

@@ -232,7 +232,7 @@ fn schema_ops_in_an_upgrade() {
     let info = env.run(&["info", "db"]);
     assert_eq!(
         info.stdout,
-        "database \"db\" version 2\n  store \"p\": 3 records, key path \"id\"\n    index \"by_tag\": key path \"tags\", multiEntry\n    index \"pair\": key path [\"name\",\"id\"]\n  store \"t\": 1 records, key path [\"a\",\"b\"]\n"
+        "database \"db\" version 2\n  store \"p\": 3 records, key path \"id\"\n    index \"by_tag\": key path \"tags\", multiEntry\n    index \"pair\": key path [\"name\",\"id\"]\n  store \"t\": 1 record, key path [\"a\",\"b\"]\n"
     );
 }
 

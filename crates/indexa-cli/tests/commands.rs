@@ -384,7 +384,7 @@ fn info_list_drop() {
     );
     assert_eq!(
         stdout_of(&env, &["info", "other"]),
-        "database \"other\" version 1\n  store \"g\": 1 records, out-of-line keys, key generator at 2\n"
+        "database \"other\" version 1\n  store \"g\": 1 record, out-of-line keys, key generator at 2\n"
     );
     assert_eq!(
         stdout_of(&env, &["info", "other", "--json"]),
