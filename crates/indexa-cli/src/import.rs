@@ -72,10 +72,11 @@ struct Item {
 }
 
 impl Item {
-    fn label(&self) -> String {
-        match self.line {
-            Some(line) => format!("record {} (line {line})", self.number),
-            None => format!("record {}", self.number),
+    /// How errors name record `number` (found on `line`, if that differs).
+    fn label(number: usize, line: Option<usize>) -> String {
+        match line {
+            Some(line) => format!("record {number} (line {line})"),
+            None => format!("record {number}"),
         }
     }
 }
@@ -296,8 +297,13 @@ fn load(
     let in_line = store.key_path()?.is_some();
     let mut stderr = io::stderr().lock();
     for item in items {
-        let label = item.label();
-        let result = item.record.and_then(|(value, key)| {
+        let Item {
+            number,
+            line,
+            record,
+        } = item;
+        let label = || Item::label(number, line);
+        let result = record.and_then(|(value, key)| {
             let key = key.filter(|_| !in_line);
             let stored = if a.put {
                 store.put(value, key)
@@ -312,10 +318,10 @@ fn load(
                 tally.skipped += 1;
                 progress.suspend(|| {
                     // A lost diagnostic line is no reason to stop the import.
-                    let _ = writeln!(stderr, "indexa: skipped {label}: {e}");
+                    let _ = writeln!(stderr, "indexa: skipped {}: {e}", label());
                 });
             }
-            Err(e) => return Err(e.context(label)),
+            Err(e) => return Err(e.context(label())),
         }
         if (tally.imported + tally.skipped) % 1024 == 0 {
             progress.set_position(tally.imported + tally.skipped);
