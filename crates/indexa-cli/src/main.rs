@@ -1,1 +1,164 @@
-fn main() {}
+//! The `indexa` command: see `indexa --help`.
+
+use std::io::{self, Write};
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use clap::{Parser, Subcommand};
+use indexa_cli::admin::{self, DropArgs, InfoArgs, ListArgs};
+use indexa_cli::batch::{self, BatchArgs, Outcome};
+use indexa_cli::error::{CmdResult, Failure};
+use indexa_cli::import::{self, ImportArgs};
+use indexa_cli::open::DataDir;
+use indexa_cli::output::Lines;
+use indexa_cli::query::{self, DeleteArgs, GetArgs, QueryArgs, StoreArgs, WriteArgs};
+
+/// Indexa: an embeddable database with IndexedDB's data model, durable on SQLite.
+///
+/// Each database is one file in the data directory. Keys and values on the command line and
+/// in the output are JSON in Indexa's text form: '"ES"' is a string key, 42 a number,
+/// '["ES","Madrid"]' an array key, {"$date":0} a date.
+///
+/// Errors go to stderr as `indexa: <SpecErrorName>: <message>` with exit status 1; usage
+/// errors exit with status 2.
+#[derive(Debug, Parser)]
+#[command(name = "indexa", version, after_help = EXAMPLES)]
+struct Cli {
+    /// The directory holding the databases.
+    #[arg(
+        long,
+        global = true,
+        value_name = "DIR",
+        env = "INDEXA_DATA_DIR",
+        default_value = "./indexa-data"
+    )]
+    data_dir: PathBuf,
+    #[command(subcommand)]
+    command: Command,
+}
+
+const EXAMPLES: &str = "\
+Examples:
+  indexa import geo cities cities.json --auto-increment --index country --index country_name=country,name
+  indexa query geo cities --index country --only '\"ES\"' --count
+  indexa query geo cities --index country_name --lower '[\"ES\"]' --upper '[\"ES\",[]]' --limit 3
+  indexa get geo cities 1
+  echo '{\"op\":\"count\",\"store\":\"cities\"}' | indexa batch geo";
+
+/// The subcommands.
+#[derive(Debug, Subcommand)]
+enum Command {
+    /// Import a JSON array or NDJSON file into an object store, all or nothing.
+    ///
+    /// Creates the database, the store and the indexes when missing (in one upgrade).
+    /// Records are added with `add`, so importing the same file twice fails with
+    /// ConstraintError (use --put to overwrite). The first record that fails stops the
+    /// import with its number and nothing at all changes, schema included, unless
+    /// --skip-invalid is given. A summary goes to stderr.
+    #[command(after_help = "\
+Examples:
+  indexa import geo cities cities.json --auto-increment --index country --index country_name=country,name
+  indexa import world countries countries.json --key-path cca3 --index borders=borders:multi
+  indexa export geo cities > cities.ndjson && indexa import geo2 cities cities.ndjson --format export --auto-increment")]
+    Import(ImportArgs),
+    /// Print the value of the record with KEY (one JSON line); a miss prints nothing and exits 1.
+    #[command(after_help = "\
+Examples:
+  indexa get world countries '\"DEU\"'
+  indexa get geo cities '[\"ES\",\"Madrid\"]' --index country_name")]
+    Get(GetArgs),
+    /// List (or count) the records in a key range as NDJSON {\"key\",\"primaryKey\",\"value\"} lines.
+    ///
+    /// Without range options, every record. With --index, KEYs are index keys and records
+    /// come in index order.
+    #[command(after_help = "\
+Examples:
+  indexa query geo cities --index country --only '\"ES\"' --count
+  indexa query geo cities --index country_name --lower '[\"ES\"]' --upper '[\"ES\",[]]' --limit 3
+  indexa query world countries --index borders --only '\"DEU\"' --keys-only
+  indexa query geo cities --lower 100 --upper 200 --upper-open --direction prev")]
+    Query(QueryArgs),
+    /// Store a record, replacing any with the same key; prints the key.
+    #[command(after_help = "\
+Examples:
+  indexa put notes notes '{\"id\":1,\"text\":\"hello\"}'
+  indexa put blobs blobs '{\"$binary\":\"AAEC\"}' --key '\"cover\"'")]
+    Put(WriteArgs),
+    /// Add a record (ConstraintError if its key exists); prints the key.
+    Add(WriteArgs),
+    /// Delete the record with KEY, or the records in a key range.
+    #[command(after_help = "\
+Examples:
+  indexa delete notes notes 1
+  indexa delete geo cities --lower 1000")]
+    Delete(DeleteArgs),
+    /// Delete every record of an object store (its key generator keeps counting).
+    Clear(StoreArgs),
+    /// Describe a database: version, object stores, key paths, key generators, indexes and
+    /// record counts.
+    Info(InfoArgs),
+    /// List the databases and their versions (NAME<TAB>VERSION lines).
+    List(ListArgs),
+    /// Print an object store as NDJSON {\"key\":…,\"value\":…} lines (read back with
+    /// `import --format export`).
+    Export(StoreArgs),
+    /// Delete a database.
+    Drop(DropArgs),
+    /// Run NDJSON operations from stdin in one transaction (see docs/batch-protocol.md).
+    ///
+    /// One JSON object per input line, e.g. {\"op\":\"put\",\"store\":\"s\",\"value\":1,\"key\":\"a\"};
+    /// one output line per op ({\"result\":…} or {\"error\":{\"name\",\"message\"}}), then
+    /// {\"transaction\":\"committed\"} (exit 0) or {\"transaction\":\"aborted\"} (exit 1).
+    /// A failed op aborts the transaction unless it carries \"preventDefault\":true. With
+    /// --version above the current version (or for a new database) the batch is the
+    /// upgrade transaction and may create object stores and indexes.
+    #[command(after_help = "\
+Examples:
+  printf '%s\\n' '{\"op\":\"createObjectStore\",\"name\":\"s\",\"autoIncrement\":true}' '{\"op\":\"add\",\"store\":\"s\",\"value\":\"a\"}' | indexa batch demo
+  echo '{\"op\":\"getAll\",\"store\":\"s\",\"count\":10}' | indexa batch demo --mode readonly")]
+    Batch(BatchArgs),
+}
+
+fn run(cli: &Cli) -> CmdResult {
+    let dir = DataDir::new(&cli.data_dir);
+    let mut out = Lines::buffered(io::stdout().lock());
+    match &cli.command {
+        Command::Import(a) => import::import(&dir, a)?,
+        Command::Get(a) => query::get(&dir, a, &mut out)?,
+        Command::Query(a) => query::query(&dir, a, &mut out)?,
+        Command::Put(a) => query::write(&dir, a, true, &mut out)?,
+        Command::Add(a) => query::write(&dir, a, false, &mut out)?,
+        Command::Delete(a) => query::delete(&dir, a)?,
+        Command::Clear(a) => query::clear(&dir, a)?,
+        Command::Info(a) => admin::info(&dir, a, &mut out)?,
+        Command::List(a) => admin::list(&dir, a, &mut out)?,
+        Command::Export(a) => admin::export(&dir, a, &mut out)?,
+        Command::Drop(a) => admin::drop_database(&dir, a)?,
+        Command::Batch(a) => {
+            drop(out);
+            let outcome = batch::run_in_dir(&dir, a, io::stdin().lock(), io::stdout().lock())?;
+            return match outcome {
+                Outcome::Committed => Ok(()),
+                Outcome::Aborted | Outcome::OpenFailed => Err(Failure::Quiet),
+            };
+        }
+    }
+    Ok(out.finish()?)
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    match run(&cli) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(Failure::Error(e)) => {
+            let _ = writeln!(io::stderr(), "indexa: {e}");
+            ExitCode::FAILURE
+        }
+        Err(Failure::Quiet) => ExitCode::FAILURE,
+        Err(Failure::BrokenPipe) => match cli.command {
+            // Nobody saw the batch's results, so its transaction was aborted.
+            Command::Batch(_) => ExitCode::FAILURE,
+            _ => ExitCode::SUCCESS,
+        },
+    }
+}

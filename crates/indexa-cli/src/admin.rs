@@ -1,0 +1,206 @@
+//! Inspecting and removing databases: `info`, `list`, `export`, `drop`.
+
+use std::io::Write;
+
+use clap::Args;
+use indexa::{value_to_text, CursorDirection, Durability, TransactionMode, Value};
+
+use crate::error::{CliError, CmdResult};
+use crate::open::DataDir;
+use crate::output::{object, JsonObject, Lines};
+use crate::query::StoreArgs;
+
+/// `indexa info`: describe one database.
+#[derive(Debug, Clone, Args)]
+pub struct InfoArgs {
+    /// The database.
+    pub db: String,
+    /// Print one JSON object instead of text.
+    #[arg(long)]
+    pub json: bool,
+}
+
+/// `indexa list`: list the databases.
+#[derive(Debug, Clone, Args)]
+pub struct ListArgs {
+    /// Print one JSON object per database ({"name":…,"version":…}) instead of text.
+    #[arg(long)]
+    pub json: bool,
+}
+
+/// `indexa drop`: delete a database.
+#[derive(Debug, Clone, Args)]
+pub struct DropArgs {
+    /// The database.
+    pub db: String,
+    /// Succeed quietly when the database does not exist.
+    #[arg(long)]
+    pub if_exists: bool,
+}
+
+fn number(n: u64) -> Value {
+    // Counts and versions stay far below 2^53, where f64 is exact.
+    Value::Number(n as f64)
+}
+
+/// Runs `indexa info`.
+///
+/// # Errors
+/// `NotFoundError` for a missing database; engine and output errors.
+pub fn info<W: Write>(dir: &DataDir, a: &InfoArgs, out: &mut Lines<W>) -> CmdResult {
+    let db = dir.open_existing(&a.db)?;
+    let tx = db.transaction_over_all_stores(TransactionMode::ReadOnly, Durability::Default)?;
+    let mut stores = Vec::new();
+    for name in tx.object_store_names() {
+        let store = tx.object_store(&name)?;
+        let mut indexes = Vec::new();
+        for ix_name in store.index_names()? {
+            let ix = store.index(&ix_name)?;
+            indexes.push(object(vec![
+                ("name", Value::string(&ix_name)),
+                ("keyPath", ix.key_path()?.to_value()),
+                ("unique", Value::Bool(ix.unique()?)),
+                ("multiEntry", Value::Bool(ix.multi_entry()?)),
+            ]));
+        }
+        stores.push(object(vec![
+            ("name", Value::string(&name)),
+            (
+                "keyPath",
+                store.key_path()?.map_or(Value::Null, |kp| kp.to_value()),
+            ),
+            ("autoIncrement", Value::Bool(store.auto_increment()?)),
+            (
+                "currentNumber",
+                store.current_number()?.map_or(Value::Null, number),
+            ),
+            ("count", number(store.count(None)?)),
+            ("indexes", Value::Array(indexes)),
+        ]));
+    }
+    tx.commit()?;
+    let info = object(vec![
+        ("name", Value::string(db.name())),
+        ("version", number(db.version())),
+        ("objectStores", Value::Array(stores)),
+    ]);
+    if a.json {
+        return Ok(out.line(&value_to_text(&info))?);
+    }
+    write_info_text(&info, out)
+}
+
+/// The text form of `info`: one line for the database, then each store and its indexes.
+fn write_info_text<W: Write>(info: &Value, out: &mut Lines<W>) -> CmdResult {
+    let text = |v: Option<&Value>| v.map_or_else(String::new, value_to_text);
+    out.line(&format!(
+        "database {} version {}",
+        text(info.get("name")),
+        text(info.get("version"))
+    ))?;
+    let Some(Value::Array(stores)) = info.get("objectStores") else {
+        return Ok(());
+    };
+    for store in stores {
+        let key_path = match store.get("keyPath") {
+            Some(Value::Null) | None => "out-of-line keys".to_owned(),
+            kp => format!("key path {}", text(kp)),
+        };
+        let generator = match store.get("currentNumber") {
+            Some(Value::Number(n)) => format!(", key generator at {n}"),
+            _ => String::new(),
+        };
+        let count = text(store.get("count"));
+        let noun = if count == "1" { "record" } else { "records" };
+        out.line(&format!(
+            "  store {}: {count} {noun}, {key_path}{generator}",
+            text(store.get("name")),
+        ))?;
+        let Some(Value::Array(indexes)) = store.get("indexes") else {
+            continue;
+        };
+        for ix in indexes {
+            let mut flags = String::new();
+            if ix.get("unique") == Some(&Value::Bool(true)) {
+                flags.push_str(", unique");
+            }
+            if ix.get("multiEntry") == Some(&Value::Bool(true)) {
+                flags.push_str(", multiEntry");
+            }
+            out.line(&format!(
+                "    index {}: key path {}{flags}",
+                text(ix.get("name")),
+                text(ix.get("keyPath")),
+            ))?;
+        }
+    }
+    Ok(())
+}
+
+/// Runs `indexa list`: one line per database, `NAME<TAB>VERSION`, sorted by name.
+///
+/// # Errors
+/// `UnknownError` if the data directory cannot be read; output errors.
+pub fn list<W: Write>(dir: &DataDir, a: &ListArgs, out: &mut Lines<W>) -> CmdResult {
+    let Some(factory) = dir.existing_factory()? else {
+        return Ok(());
+    };
+    for d in factory.databases()? {
+        if a.json {
+            let line = JsonObject::new()
+                .value("name", &Value::string(&d.name))
+                .value("version", &number(d.version))
+                .finish();
+            out.line(&line)?;
+        } else {
+            out.line(&format!("{}\t{}", d.name, d.version))?;
+        }
+    }
+    Ok(())
+}
+
+/// Runs `indexa export`: one `{"key":…,"value":…}` line per record, in key order.
+///
+/// # Errors
+/// Engine and output errors.
+pub fn export<W: Write>(dir: &DataDir, a: &StoreArgs, out: &mut Lines<W>) -> CmdResult {
+    let db = dir.open_existing(&a.db)?;
+    let tx = db.transaction(&[&a.store], TransactionMode::ReadOnly)?;
+    let mut cursor = tx
+        .object_store(&a.store)?
+        .open_cursor(None, CursorDirection::Next)?;
+    while let (Some(key), Some(value)) = (cursor.primary_key(), cursor.value()) {
+        out.line(
+            &JsonObject::new()
+                .key("key", key)
+                .value("value", value)
+                .finish(),
+        )?;
+        cursor.continue_key(&tx, None)?;
+    }
+    Ok(())
+}
+
+/// Runs `indexa drop`.
+///
+/// # Errors
+/// `NotFoundError` for a missing database (unless `--if-exists`); `UnknownError` if its
+/// files cannot be removed.
+pub fn drop_database(dir: &DataDir, a: &DropArgs) -> CmdResult {
+    let version = match dir.existing_factory()? {
+        Some(factory) => factory.delete_database(&a.db)?,
+        None => 0,
+    };
+    if version == 0 && !a.if_exists {
+        return Err(CliError::new(
+            "NotFoundError",
+            format!(
+                "database {:?} does not exist in {}",
+                a.db,
+                dir.path().display()
+            ),
+        )
+        .into());
+    }
+    Ok(())
+}

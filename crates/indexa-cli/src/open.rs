@@ -1,0 +1,89 @@
+//! Finding the data directory and opening databases for the commands.
+
+use std::path::{Path, PathBuf};
+
+use indexa::{Database, Factory};
+
+use crate::error::CliError;
+
+/// The data directory given by `--data-dir` (or `INDEXA_DATA_DIR`).
+#[derive(Debug, Clone)]
+pub struct DataDir {
+    path: PathBuf,
+}
+
+impl DataDir {
+    /// The data directory at `path` (not created until a command writes).
+    pub fn new(path: impl Into<PathBuf>) -> DataDir {
+        DataDir { path: path.into() }
+    }
+
+    /// The directory's path.
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// A factory over the directory, creating the directory if needed (for commands that
+    /// may create a database).
+    ///
+    /// # Errors
+    /// `UnknownError` if the directory cannot be created.
+    pub fn factory(&self) -> Result<Factory, CliError> {
+        Ok(Factory::open_dir(&self.path)?)
+    }
+
+    /// A factory over the directory if it exists; `None` when it does not (then there are
+    /// no databases, and read-only commands create nothing).
+    ///
+    /// # Errors
+    /// `UnknownError` if the directory cannot be opened.
+    pub fn existing_factory(&self) -> Result<Option<Factory>, CliError> {
+        if self.path.is_dir() {
+            Ok(Some(Factory::open_dir(&self.path)?))
+        } else {
+            Ok(None)
+        }
+    }
+
+    /// The version of database `name`, 0 when it does not exist.
+    ///
+    /// # Errors
+    /// `UnknownError` if the directory cannot be read.
+    pub fn version_of(factory: &Factory, name: &str) -> Result<u64, CliError> {
+        Ok(factory
+            .databases()?
+            .into_iter()
+            .find(|d| d.name == name)
+            .map_or(0, |d| d.version))
+    }
+
+    /// Opens database `name`, which must exist; never creates one.
+    ///
+    /// # Errors
+    /// `NotFoundError` when there is no such database; engine errors otherwise.
+    pub fn open_existing(&self, name: &str) -> Result<Database, CliError> {
+        let missing = || {
+            CliError::new(
+                "NotFoundError",
+                format!(
+                    "database {name:?} does not exist in {}",
+                    self.path.display()
+                ),
+            )
+        };
+        let factory = self.existing_factory()?.ok_or_else(missing)?;
+        if DataDir::version_of(&factory, name)? == 0 {
+            return Err(missing());
+        }
+        // The database exists, so no upgrade runs; should it vanish meanwhile, the upgrade
+        // refuses to create it again.
+        factory
+            .open(name, None, |_, _, _| {
+                Err(indexa::Error::NotFound(String::new()))
+            })
+            .map_err(|e| match e {
+                indexa::Error::NotFound(_) => missing(),
+                other => other.into(),
+            })
+    }
+}

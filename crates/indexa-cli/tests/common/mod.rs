@@ -1,0 +1,118 @@
+//! Helpers shared by the integration tests: run the built `indexa` binary against a
+//! temporary data directory.
+#![allow(dead_code)] // Each test file uses a different subset.
+
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+
+use tempfile::TempDir;
+
+/// What one run of the binary printed, and its exit status.
+#[derive(Debug)]
+pub struct Run {
+    pub stdout: String,
+    pub stderr: String,
+    pub code: i32,
+}
+
+impl Run {
+    /// The stdout lines.
+    pub fn lines(&self) -> Vec<&str> {
+        self.stdout.lines().collect()
+    }
+}
+
+/// A temporary data directory, and the binary run against it.
+pub struct Env {
+    pub dir: TempDir,
+}
+
+impl Env {
+    pub fn new() -> Env {
+        Env {
+            dir: tempfile::tempdir().expect("temporary directory"),
+        }
+    }
+
+    pub fn data_dir(&self) -> PathBuf {
+        self.dir.path().join("data")
+    }
+
+    /// Runs `indexa --data-dir DIR ARGS…` with `stdin` as its input.
+    pub fn run_with_input(&self, args: &[&str], stdin: &str) -> Run {
+        let mut child = Command::new(env!("CARGO_BIN_EXE_indexa"))
+            .arg("--data-dir")
+            .arg(self.data_dir())
+            .args(args)
+            .env_remove("INDEXA_DATA_DIR")
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .expect("run indexa");
+        let mut input = child.stdin.take().expect("stdin");
+        // The command may stop reading early (e.g. after an aborting op).
+        let _ = input.write_all(stdin.as_bytes());
+        drop(input);
+        let out = child.wait_with_output().expect("wait for indexa");
+        Run {
+            stdout: String::from_utf8(out.stdout).expect("UTF-8 stdout"),
+            stderr: String::from_utf8(out.stderr).expect("UTF-8 stderr"),
+            code: out.status.code().expect("exit code"),
+        }
+    }
+
+    /// Runs `indexa --data-dir DIR ARGS…` with empty input.
+    pub fn run(&self, args: &[&str]) -> Run {
+        self.run_with_input(args, "")
+    }
+
+    /// Runs a batch script (lines of JSON) against `db`; returns the output lines and the
+    /// exit code.
+    pub fn batch(&self, db: &str, extra: &[&str], script: &str) -> (Vec<String>, i32) {
+        let mut args = vec!["batch", db];
+        args.extend_from_slice(extra);
+        let run = self.run_with_input(&args, script);
+        assert_eq!(run.stderr, "", "batch wrote to stderr");
+        (run.stdout.lines().map(str::to_owned).collect(), run.code)
+    }
+
+    /// Runs a batch and asserts its exact output lines and exit code.
+    pub fn expect_batch(
+        &self,
+        db: &str,
+        extra: &[&str],
+        script: &str,
+        expected: &[&str],
+        code: i32,
+    ) {
+        let (lines, got) = self.batch(db, extra, script);
+        assert_eq!(lines, expected, "output of batch:\n{script}");
+        assert_eq!(got, code, "exit code of batch:\n{script}");
+    }
+
+    /// Writes a file in the temporary directory and returns its path.
+    pub fn file(&self, name: &str, contents: &str) -> PathBuf {
+        let path = self.dir.path().join(name);
+        std::fs::write(&path, contents).expect("write test file");
+        path
+    }
+}
+
+/// The shared real data sets (`shared/data`), read in place.
+pub fn data_file(name: &str) -> String {
+    let dir = std::env::var_os("INDEXA_TEST_DATA")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| Path::new(env!("CARGO_MANIFEST_DIR")).join("../../../shared/data"));
+    let path = dir.join(name);
+    assert!(path.is_file(), "test data {} is missing", path.display());
+    path.to_str().expect("UTF-8 path").to_owned()
+}
+
+/// Joins script lines with newlines.
+pub fn script(lines: &[&str]) -> String {
+    let mut s = lines.join("\n");
+    s.push('\n');
+    s
+}
