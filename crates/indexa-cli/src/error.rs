@@ -52,6 +52,8 @@ pub enum Failure {
     Quiet,
     /// Standard output was closed by its reader (e.g. `| head`); exit quietly.
     BrokenPipe,
+    /// A command that reported its own outcome and chose its exit status (`indexa shard`).
+    Exit(std::process::ExitCode),
 }
 
 impl From<CliError> for Failure {

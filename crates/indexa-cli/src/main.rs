@@ -117,6 +117,18 @@ Examples:
   printf '%s\\n' '{\"op\":\"createObjectStore\",\"name\":\"s\",\"autoIncrement\":true}' '{\"op\":\"add\",\"store\":\"s\",\"value\":\"a\"}' | indexa batch demo
   echo '{\"op\":\"getAll\",\"store\":\"s\",\"count\":10}' | indexa batch demo --mode readonly")]
     Batch(BatchArgs),
+    /// Route SQL across shards with cluster-unique generated ids (see docs/shard-cli.md).
+    ///
+    /// Shards, catalog and placement strategy come from a TOML config file. Every command
+    /// prints one compact JSON line on stdout; errors are {\"error\":{\"code\",\"message\",…}}
+    /// on stdout with exit status 1.
+    #[command(after_help = "\
+Examples:
+  indexa shard --config shards.toml exec-all 'CREATE TABLE t (id INTEGER PRIMARY KEY, name TEXT)'
+  indexa shard --config shards.toml next-id t
+  indexa shard --config shards.toml insert-into 42 t '{\"id\":42,\"name\":\"Ada\"}'
+  indexa shard --config shards.toml first 42 'SELECT * FROM t WHERE id = ?' --param 42")]
+    Shard(indexa_shard::ShardArgs),
 }
 
 fn run(cli: &Cli) -> CmdResult {
@@ -134,6 +146,10 @@ fn run(cli: &Cli) -> CmdResult {
         Command::List(a) => admin::list(&dir, a, &mut out)?,
         Command::Export(a) => admin::export(&dir, a, &mut out)?,
         Command::Drop(a) => admin::drop_database(&dir, a)?,
+        Command::Shard(a) => {
+            drop(out);
+            return Err(Failure::Exit(indexa_shard::run_cli(a.clone())));
+        }
         Command::Batch(a) => {
             drop(out);
             let outcome = batch::run_in_dir(&dir, a, io::stdin().lock(), io::stdout().lock())?;
@@ -155,6 +171,7 @@ fn main() -> ExitCode {
             ExitCode::FAILURE
         }
         Err(Failure::Quiet) => ExitCode::FAILURE,
+        Err(Failure::Exit(code)) => code,
         Err(Failure::BrokenPipe) => match cli.command {
             // Nobody saw the batch's results, so its transaction was aborted.
             Command::Batch(_) => ExitCode::FAILURE,

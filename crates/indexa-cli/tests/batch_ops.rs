@@ -872,7 +872,7 @@ fn usage_errors_exit_2() {
 
 #[test]
 fn the_protocol_runs_in_process() {
-    let factory = Factory::in_memory();
+    let factory = Factory::temporary().unwrap();
     let args = BatchArgs {
         db: "mem".into(),
         version: None,

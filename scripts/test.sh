@@ -1,0 +1,13 @@
+#!/usr/bin/env bash
+# The whole test suite: starts a throw-away PostgreSQL cluster for the shard router's tests
+# (installing Debian's postgresql package if needed), runs every test of the workspace, and
+# stops the cluster again.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+eval "$(scripts/pg-test-cluster.sh start)"
+trap 'scripts/pg-test-cluster.sh stop' EXIT
+
+cargo fmt --all -- --check
+cargo test --workspace --all-targets
+cargo test --workspace --doc
