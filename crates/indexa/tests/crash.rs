@@ -14,7 +14,8 @@
 //! `INDEXA_CRASH_KILLS=N` sets the number of kills per durability mode (default 50), for a
 //! longer run by hand: `INDEXA_CRASH_KILLS=1000 cargo test -p indexa --test crash`.
 //!
-//! The test binary is its own child: `crash --child <dir> <durability>` runs the writer.
+//! The test binary is its own child: `crash --child <dir> <durability>` runs the writer
+//! (`--commits <dir> <durability> <n>` stops after n commits).
 
 use std::collections::BTreeMap;
 use std::io::{BufRead, BufReader, Write};
@@ -34,9 +35,14 @@ const DEFAULT_KILLS: usize = 50;
 
 fn main() {
     let args: Vec<String> = std::env::args().collect();
-    if args.get(1).map(String::as_str) == Some("--child") {
-        let durability = parse_durability(&args[3]);
-        child(Path::new(&args[2]), durability);
+    match args.get(1).map(String::as_str) {
+        Some("--child") => child(Path::new(&args[2]), parse_durability(&args[3]), u64::MAX),
+        Some("--commits") => child(
+            Path::new(&args[2]),
+            parse_durability(&args[3]),
+            args[4].parse().unwrap(),
+        ),
+        _ => {}
     }
     let kills = match std::env::var("INDEXA_CRASH_KILLS") {
         Ok(n) => n
@@ -63,6 +69,64 @@ fn main() {
         "test crash_loses_nothing_acknowledged ... ok ({:.1} s)",
         started.elapsed().as_secs_f64()
     );
+    fsync_points();
+}
+
+/// Where the durability modes call fsync: the child commits 40 transactions under strace,
+/// which lists every fsync/fdatasync with the file it was for. `strict` syncs the
+/// write-ahead log at every commit; `relaxed` does not (only a checkpoint would). Skipped, with
+/// a message, when strace is not installed.
+fn fsync_points() {
+    const COMMITS: u64 = 40;
+    if Command::new("strace").arg("-V").output().is_err() {
+        println!("test fsync_points ... skipped: strace is not installed");
+        return;
+    }
+    let exe = std::env::current_exe().unwrap();
+    for durability in ["strict", "relaxed"] {
+        let dir = tempfile::tempdir().unwrap();
+        // Create the database first, so that only the commits are traced.
+        let created = Command::new(&exe)
+            .args(["--commits"])
+            .arg(dir.path())
+            .args([durability, "0"])
+            .output()
+            .unwrap();
+        assert!(created.status.success(), "{created:?}");
+        let trace = dir.path().join("trace");
+        let traced = Command::new("strace")
+            .args(["-f", "-y", "-qq", "-e", "trace=fsync,fdatasync", "-o"])
+            .arg(&trace)
+            .arg(&exe)
+            .arg("--commits")
+            .arg(dir.path())
+            .args([durability, &COMMITS.to_string()])
+            .output()
+            .unwrap();
+        assert!(traced.status.success(), "{traced:?}");
+        let trace = std::fs::read_to_string(&trace).unwrap();
+        let wal_syncs = trace
+            .lines()
+            .filter(|l| l.contains("db-crash.indexa-wal>"))
+            .count() as u64;
+        let acknowledged = String::from_utf8(traced.stdout)
+            .unwrap()
+            .lines()
+            .filter(|l| *l != "open")
+            .count() as u64;
+        assert_eq!(acknowledged, COMMITS);
+        match durability {
+            "strict" => assert!(
+                wal_syncs >= COMMITS,
+                "strict: {wal_syncs} WAL syncs for {COMMITS} commits:\n{trace}"
+            ),
+            _ => assert_eq!(wal_syncs, 0, "relaxed: WAL synced at commit:\n{trace}"),
+        }
+        println!(
+            "fsync points, durability {durability}: {wal_syncs} WAL syncs for {COMMITS} commits"
+        );
+    }
+    println!("test fsync_points ... ok");
 }
 
 fn parse_durability(s: &str) -> Durability {
@@ -155,15 +219,15 @@ fn open(factory: &Factory) -> indexa::Database {
         .expect("open the crash database")
 }
 
-/// The child: commits transactions until killed, printing each commit id after `commit()`
-/// returned.
-fn child(dir: &Path, durability: Durability) -> ! {
+/// The child: commits `limit` transactions or until killed, printing each commit id after
+/// `commit()` returned; then exits at once, without closing the database.
+fn child(dir: &Path, durability: Durability, limit: u64) -> ! {
     let factory = Factory::open_dir(dir).unwrap();
     let db = open(&factory);
     let mut out = std::io::stdout().lock();
     writeln!(out, "open").unwrap();
     out.flush().unwrap();
-    loop {
+    for _ in 0..limit {
         let tx = db
             .transaction_with_durability(&["items", "meta"], TransactionMode::ReadWrite, durability)
             .unwrap();
@@ -226,6 +290,7 @@ fn child(dir: &Path, durability: Durability) -> ! {
         writeln!(out, "{c}").unwrap();
         out.flush().unwrap();
     }
+    std::process::exit(0)
 }
 
 // ---- the parent ----
@@ -290,12 +355,14 @@ fn crash_repeatedly(durability: Durability, kills: usize, seed: u64) -> Report {
         reader.join().unwrap();
         received.extend(lines.try_iter());
         // The child continues after the last commit in the file, acknowledged or not.
-        let mut next = last_seen + 1;
-        for line in received.iter().filter(|l| *l != "open") {
+        for (line, next) in received
+            .iter()
+            .filter(|l| *l != "open")
+            .zip(last_seen + 1..)
+        {
             let c: u64 = line.parse().unwrap();
             assert_eq!(c, next, "round {round}: commit ids go up by one");
             acknowledged = c;
-            next += 1;
         }
         if !received.iter().any(|l| l != "open") {
             report.killed_before_first_commit += 1;
