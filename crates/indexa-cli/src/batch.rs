@@ -288,7 +288,27 @@ fn run_line(tx: &Transaction, line: &str) -> (bool, indexa::Result<Done>) {
             )
         }
     };
-    (prevent, Op::new(&map).and_then(|op| op.run(tx)))
+    let op = match Op::new(&map) {
+        Ok(op) => op,
+        Err(e) => return (prevent, Err(e)),
+    };
+    if !prevent {
+        return (prevent, op.run(tx));
+    }
+    // preventDefault: a failed op, including a cursor op with a failed step after others
+    // succeeded, must leave no trace.
+    let mut failed_cursor_op = None;
+    let result = tx.atomically(|tx| match op.run(tx)? {
+        Done::Result { text, failed: true } => {
+            failed_cursor_op = Some(text);
+            Err(indexa::Error::Abort("a cursor step failed".into()))
+        }
+        done => Ok(done),
+    });
+    match (failed_cursor_op, result) {
+        (Some(text), _) => (prevent, Ok(Done::Result { text, failed: true })),
+        (None, result) => (prevent, result),
+    }
 }
 
 /// The arguments each op accepts (besides `op` and `preventDefault`).

@@ -333,8 +333,8 @@ fn a_failed_step_fails_the_cursor_op() {
         1,
     );
     assert_s_unchanged(&env);
-    // With preventDefault the transaction goes on; steps that succeeded stay done, as the
-    // separate requests they are in IndexedDB.
+    // With preventDefault the transaction goes on and the failed op leaves no trace: the
+    // update of its first step is undone too.
     env.expect_batch(
         "db",
         &[],
@@ -353,14 +353,14 @@ fn a_failed_step_fails_the_cursor_op() {
         &[
             r#"{"result":[{"key":1,"primaryKey":1,"value":"a"},{"key":1,"primaryKey":1,"value":"a"},{"error":{"name":"TypeError","message":"advance() needs a count above 0"}}]}"#,
             r#"{"result":[{"key":1,"primaryKey":1},{"error":{"name":"InvalidStateError","message":"a key cursor has no value to update"}}]}"#,
-            r#"{"result":[{"key":1,"primaryKey":1,"value":"A"},{"error":{"name":"InvalidAccessError","message":"continuePrimaryKey needs an index cursor"}}]}"#,
-            r#"{"result":[{"key":1,"primaryKey":1,"value":"A"},null,{"error":{"name":"InvalidStateError","message":"the cursor is past its end"}}]}"#,
-            r#"{"result":[{"key":1,"primaryKey":1,"value":"A"},{"error":{"name":"TypeError","message":"a step is one of {\"continue\":K|null}, {\"advance\":N}, {\"continuePrimaryKey\":[K,PK]}, {\"update\":V}, {\"delete\":true}"}}]}"#,
-            r#"{"result":[{"key":1,"primaryKey":1,"value":"A"},{"error":{"name":"TypeError","message":"a step is one of {\"continue\":K|null}, {\"advance\":N}, {\"continuePrimaryKey\":[K,PK]}, {\"update\":V}, {\"delete\":true}"}}]}"#,
-            r#"{"result":[{"key":1,"primaryKey":1,"value":"A"},{"error":{"name":"TypeError","message":"advance needs an integer from 1 to 4294967295"}}]}"#,
-            r#"{"result":[{"key":1,"primaryKey":1,"value":"A"},{"error":{"name":"DataError","message":"{\"not\":\"a key\"} is not a valid key"}}]}"#,
+            r#"{"result":[{"key":1,"primaryKey":1,"value":"a"},{"error":{"name":"InvalidAccessError","message":"continuePrimaryKey needs an index cursor"}}]}"#,
+            r#"{"result":[{"key":1,"primaryKey":1,"value":"a"},null,{"error":{"name":"InvalidStateError","message":"the cursor is past its end"}}]}"#,
+            r#"{"result":[{"key":1,"primaryKey":1,"value":"a"},{"error":{"name":"TypeError","message":"a step is one of {\"continue\":K|null}, {\"advance\":N}, {\"continuePrimaryKey\":[K,PK]}, {\"update\":V}, {\"delete\":true}"}}]}"#,
+            r#"{"result":[{"key":1,"primaryKey":1,"value":"a"},{"error":{"name":"TypeError","message":"a step is one of {\"continue\":K|null}, {\"advance\":N}, {\"continuePrimaryKey\":[K,PK]}, {\"update\":V}, {\"delete\":true}"}}]}"#,
+            r#"{"result":[{"key":1,"primaryKey":1,"value":"a"},{"error":{"name":"TypeError","message":"advance needs an integer from 1 to 4294967295"}}]}"#,
+            r#"{"result":[{"key":1,"primaryKey":1,"value":"a"},{"error":{"name":"DataError","message":"{\"not\":\"a key\"} is not a valid key"}}]}"#,
             &error("TypeError", r#"openCursor: argument \"steps\" must be an array"#),
-            r#"{"result":["A","b","c"]}"#,
+            r#"{"result":["a","b","c"]}"#,
             COMMITTED,
         ],
         0,

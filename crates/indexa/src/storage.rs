@@ -233,6 +233,21 @@ pub(crate) fn commit(conn: &Connection) -> Result<()> {
     conn.execute_batch("COMMIT").sql()
 }
 
+/// Opens a savepoint inside the running transaction (savepoints nest).
+pub(crate) fn savepoint(conn: &Connection) -> Result<()> {
+    conn.execute_batch("SAVEPOINT request").sql()
+}
+
+/// Keeps the changes since the innermost savepoint and closes it.
+pub(crate) fn release_savepoint(conn: &Connection) -> Result<()> {
+    conn.execute_batch("RELEASE request").sql()
+}
+
+/// Undoes the changes since the innermost savepoint and closes it.
+pub(crate) fn rollback_to_savepoint(conn: &Connection) -> Result<()> {
+    conn.execute_batch("ROLLBACK TO request; RELEASE request").sql()
+}
+
 /// Rolls back; a connection with no open transaction is left alone.
 pub(crate) fn rollback(conn: &Connection) {
     if !conn.is_autocommit() {

@@ -473,3 +473,55 @@ fn values_too_deep_to_read_back_are_refused() {
     );
     assert_eq!(other.count(None).unwrap(), 1);
 }
+
+#[test]
+fn atomically_undoes_a_group_of_requests_that_fails() {
+    let (_f, db) = factory_with_store();
+    let tx = db.transaction(&["s", "other"], TransactionMode::ReadWrite).unwrap();
+    let other = tx.object_store("other").unwrap();
+    assert_eq!(other.put(v("1"), None).unwrap(), Key::from(1));
+    let err = tx
+        .atomically(|tx| {
+            let other = tx.object_store("other")?;
+            assert_eq!(other.put(v("2"), None)?, Key::from(2));
+            tx.object_store("s")?.put(v(r#"{"id":1,"email":"a@x","tags":["t"]}"#), None)?;
+            other.put(v("3"), Some(Key::from("x")))?;
+            Err::<(), _>(indexa::Error::Data("stop".into()))
+        })
+        .unwrap_err();
+    assert_eq!(err.name(), "DataError");
+    // Records, index entries and the key generator are as before the group.
+    assert_eq!(other.count(None).unwrap(), 1);
+    assert_eq!(tx.object_store("s").unwrap().count(None).unwrap(), 0);
+    assert_eq!(tx.object_store("s").unwrap().index("tags").unwrap().count(None).unwrap(), 0);
+    assert_eq!(other.put(v("2"), None).unwrap(), Key::from(2));
+    // A group that succeeds keeps its changes.
+    let key = tx.atomically(|tx| tx.object_store("other")?.put(v("3"), None)).unwrap();
+    assert_eq!(key, Key::from(3));
+    tx.commit().unwrap();
+    let tx = db.transaction(&["other"], TransactionMode::ReadOnly).unwrap();
+    assert_eq!(tx.object_store("other").unwrap().count(None).unwrap(), 3);
+    assert_eq!(tx.object_store("other").unwrap().current_number().unwrap(), Some(4));
+}
+
+#[test]
+fn atomically_restores_the_schema_in_an_upgrade() {
+    let factory = Factory::temporary().unwrap();
+    factory
+        .open("db", Some(1), |tx, _, _| {
+            tx.create_object_store("keep", None, false)?;
+            let err = tx
+                .atomically(|tx| {
+                    tx.create_object_store("gone", None, false)?;
+                    tx.delete_object_store("keep")?;
+                    Err::<(), _>(indexa::Error::Constraint("no".into()))
+                })
+                .unwrap_err();
+            assert_eq!(err.name(), "ConstraintError");
+            assert_eq!(tx.object_store_names(), ["keep"]);
+            Ok(())
+        })
+        .unwrap();
+    let db = factory.open("db", None, |_, _, _| Ok(())).unwrap();
+    assert_eq!(db.object_store_names(), ["keep"]);
+}
