@@ -13,6 +13,10 @@ use crate::error::{Error, Result};
 use crate::storage;
 use crate::transaction::{Durability, Transaction, TransactionMode};
 
+/// The largest database version: `open`'s `[EnforceRange] unsigned long long` accepts
+/// integers up to 2^53 − 1.
+pub const MAX_VERSION: u64 = (1 << 53) - 1;
+
 /// File name extension of database files.
 const EXTENSION: &str = "indexa";
 
@@ -146,7 +150,7 @@ impl Factory {
     /// returns `Ok` the transaction commits (unless it was already committed or aborted).
     ///
     /// # Errors
-    /// - [`Error::Type`] for version 0.
+    /// - [`Error::Type`] for version 0 or above [`MAX_VERSION`].
     /// - [`Error::Version`] when `version` is below the current version.
     /// - the error `upgrade` returns, or [`Error::Abort`] if it aborted the transaction: either
     ///   way the database is left exactly as before (a database created by this call is
@@ -157,8 +161,10 @@ impl Factory {
     where
         F: FnOnce(&Transaction, u64, u64) -> Result<()>,
     {
-        if version == Some(0) {
-            return Err(Error::Type("the version must be at least 1".into()));
+        if version == Some(0) || version.is_some_and(|v| v > MAX_VERSION) {
+            return Err(Error::Type(format!(
+                "the version must be an integer from 1 to 2^53 - 1 ({MAX_VERSION})"
+            )));
         }
         let shared = self.shared(name)?;
         let current = shared.schema().version;
@@ -262,7 +268,8 @@ impl Factory {
     /// [`Error::InvalidState`]; a running readwrite transaction is waited for.
     ///
     /// # Errors
-    /// [`Error::Unknown`] if the files cannot be removed.
+    /// [`Error::Unknown`] if the files cannot be removed, or if the file under that name is
+    /// not an Indexa database of that name (it is then left alone).
     pub fn delete_database(&self, name: &str) -> Result<u64> {
         let shared = lock(&self.open).get(name).cloned();
         let path = self.path_for(name);
@@ -276,7 +283,19 @@ impl Factory {
         };
         match shared {
             Some(s) => self.remove(name, &s),
-            None => remove_files(&path)?,
+            None if path.exists() => {
+                // Only a file that is an Indexa database of this name is ours to remove.
+                match storage::peek_database_file(&path) {
+                    Ok(Some(row)) if row.name == name => remove_files(&path)?,
+                    _ => {
+                        return Err(Error::Unknown(format!(
+                            "{} is not an Indexa database; it was left as it is",
+                            path.display()
+                        )))
+                    }
+                }
+            }
+            None => {}
         }
         Ok(version)
     }

@@ -13,7 +13,12 @@ use proptest::prelude::*;
 #[derive(Debug, Clone)]
 enum Op {
     /// put/add of `{v, u}` with an explicit key, or with a generated one (`None`).
-    Store { key: Option<Key>, v: i32, u: Option<i32>, add: bool },
+    Store {
+        key: Option<Key>,
+        v: i32,
+        u: Option<i32>,
+        add: bool,
+    },
     Delete(Key),
     DeleteRange(i32, i32),
     Clear,
@@ -50,7 +55,13 @@ struct Model {
 
 impl Model {
     /// The expected outcome of a store operation: the key, or the error name.
-    fn store(&mut self, key: Option<Key>, v: i32, u: Option<i32>, add: bool) -> Result<Key, &'static str> {
+    fn store(
+        &mut self,
+        key: Option<Key>,
+        v: i32,
+        u: Option<i32>,
+        add: bool,
+    ) -> Result<Key, &'static str> {
         let mut generator = self.generator;
         let key = match key {
             Some(k) => {
@@ -63,7 +74,11 @@ impl Model {
             return Err("ConstraintError");
         }
         if let Some(u) = u {
-            if self.records.iter().any(|(k, (_, uu))| *uu == Some(u) && *k != key) {
+            if self
+                .records
+                .iter()
+                .any(|(k, (_, uu))| *uu == Some(u) && *k != key)
+            {
                 return Err("ConstraintError");
             }
         }

@@ -477,14 +477,17 @@ fn values_too_deep_to_read_back_are_refused() {
 #[test]
 fn atomically_undoes_a_group_of_requests_that_fails() {
     let (_f, db) = factory_with_store();
-    let tx = db.transaction(&["s", "other"], TransactionMode::ReadWrite).unwrap();
+    let tx = db
+        .transaction(&["s", "other"], TransactionMode::ReadWrite)
+        .unwrap();
     let other = tx.object_store("other").unwrap();
     assert_eq!(other.put(v("1"), None).unwrap(), Key::from(1));
     let err = tx
         .atomically(|tx| {
             let other = tx.object_store("other")?;
             assert_eq!(other.put(v("2"), None)?, Key::from(2));
-            tx.object_store("s")?.put(v(r#"{"id":1,"email":"a@x","tags":["t"]}"#), None)?;
+            tx.object_store("s")?
+                .put(v(r#"{"id":1,"email":"a@x","tags":["t"]}"#), None)?;
             other.put(v("3"), Some(Key::from("x")))?;
             Err::<(), _>(indexa::Error::Data("stop".into()))
         })
@@ -493,15 +496,30 @@ fn atomically_undoes_a_group_of_requests_that_fails() {
     // Records, index entries and the key generator are as before the group.
     assert_eq!(other.count(None).unwrap(), 1);
     assert_eq!(tx.object_store("s").unwrap().count(None).unwrap(), 0);
-    assert_eq!(tx.object_store("s").unwrap().index("tags").unwrap().count(None).unwrap(), 0);
+    assert_eq!(
+        tx.object_store("s")
+            .unwrap()
+            .index("tags")
+            .unwrap()
+            .count(None)
+            .unwrap(),
+        0
+    );
     assert_eq!(other.put(v("2"), None).unwrap(), Key::from(2));
     // A group that succeeds keeps its changes.
-    let key = tx.atomically(|tx| tx.object_store("other")?.put(v("3"), None)).unwrap();
+    let key = tx
+        .atomically(|tx| tx.object_store("other")?.put(v("3"), None))
+        .unwrap();
     assert_eq!(key, Key::from(3));
     tx.commit().unwrap();
-    let tx = db.transaction(&["other"], TransactionMode::ReadOnly).unwrap();
+    let tx = db
+        .transaction(&["other"], TransactionMode::ReadOnly)
+        .unwrap();
     assert_eq!(tx.object_store("other").unwrap().count(None).unwrap(), 3);
-    assert_eq!(tx.object_store("other").unwrap().current_number().unwrap(), Some(4));
+    assert_eq!(
+        tx.object_store("other").unwrap().current_number().unwrap(),
+        Some(4)
+    );
 }
 
 #[test]
@@ -524,4 +542,40 @@ fn atomically_restores_the_schema_in_an_upgrade() {
         .unwrap();
     let db = factory.open("db", None, |_, _, _| Ok(())).unwrap();
     assert_eq!(db.object_store_names(), ["keep"]);
+}
+
+#[test]
+fn files_that_are_not_indexa_databases_are_left_alone() {
+    let dir = tempfile::tempdir().unwrap();
+    let factory = Factory::open_dir(dir.path()).unwrap();
+    // Someone else's SQLite file, and garbage, under database names.
+    let foreign = dir.path().join("db-other.indexa");
+    {
+        let c = rusqlite::Connection::open(&foreign).unwrap();
+        c.execute_batch("CREATE TABLE t(x); INSERT INTO t VALUES (42);").unwrap();
+    }
+    let garbage = dir.path().join("db-bad.indexa");
+    std::fs::write(&garbage, b"garbage").unwrap();
+    let before = std::fs::read(&foreign).unwrap();
+    for name in ["other", "bad"] {
+        let err = factory
+            .open(name, Some(1), |tx, _, _| tx.create_object_store("s", None, false).map(|_| ()))
+            .unwrap_err();
+        assert_eq!(err.name(), "UnknownError", "{name}");
+        assert_eq!(factory.delete_database(name).unwrap_err().name(), "UnknownError", "{name}");
+    }
+    assert_eq!(std::fs::read(&foreign).unwrap(), before);
+    assert_eq!(std::fs::read(&garbage).unwrap(), b"garbage");
+    assert!(factory.databases().unwrap().is_empty());
+}
+
+#[test]
+fn versions_above_2_pow_53_minus_1_are_type_errors() {
+    let factory = Factory::temporary().unwrap();
+    assert_eq!(
+        factory.open("db", Some(indexa::MAX_VERSION + 1), |_, _, _| Ok(())).unwrap_err().name(),
+        "TypeError"
+    );
+    let db = factory.open("db", Some(indexa::MAX_VERSION), |_, _, _| Ok(())).unwrap();
+    assert_eq!(db.version(), indexa::MAX_VERSION);
 }
