@@ -552,17 +552,24 @@ fn files_that_are_not_indexa_databases_are_left_alone() {
     let foreign = dir.path().join("db-other.indexa");
     {
         let c = rusqlite::Connection::open(&foreign).unwrap();
-        c.execute_batch("CREATE TABLE t(x); INSERT INTO t VALUES (42);").unwrap();
+        c.execute_batch("CREATE TABLE t(x); INSERT INTO t VALUES (42);")
+            .unwrap();
     }
     let garbage = dir.path().join("db-bad.indexa");
     std::fs::write(&garbage, b"garbage").unwrap();
     let before = std::fs::read(&foreign).unwrap();
     for name in ["other", "bad"] {
         let err = factory
-            .open(name, Some(1), |tx, _, _| tx.create_object_store("s", None, false).map(|_| ()))
+            .open(name, Some(1), |tx, _, _| {
+                tx.create_object_store("s", None, false).map(|_| ())
+            })
             .unwrap_err();
         assert_eq!(err.name(), "UnknownError", "{name}");
-        assert_eq!(factory.delete_database(name).unwrap_err().name(), "UnknownError", "{name}");
+        assert_eq!(
+            factory.delete_database(name).unwrap_err().name(),
+            "UnknownError",
+            "{name}"
+        );
     }
     assert_eq!(std::fs::read(&foreign).unwrap(), before);
     assert_eq!(std::fs::read(&garbage).unwrap(), b"garbage");
@@ -573,9 +580,14 @@ fn files_that_are_not_indexa_databases_are_left_alone() {
 fn versions_above_2_pow_53_minus_1_are_type_errors() {
     let factory = Factory::temporary().unwrap();
     assert_eq!(
-        factory.open("db", Some(indexa::MAX_VERSION + 1), |_, _, _| Ok(())).unwrap_err().name(),
+        factory
+            .open("db", Some(indexa::MAX_VERSION + 1), |_, _, _| Ok(()))
+            .unwrap_err()
+            .name(),
         "TypeError"
     );
-    let db = factory.open("db", Some(indexa::MAX_VERSION), |_, _, _| Ok(())).unwrap();
+    let db = factory
+        .open("db", Some(indexa::MAX_VERSION), |_, _, _| Ok(()))
+        .unwrap();
     assert_eq!(db.version(), indexa::MAX_VERSION);
 }
