@@ -67,7 +67,7 @@ Examples:
   indexa get world countries '\"DEU\"'
   indexa get geo cities '[\"ES\",\"Madrid\"]' --index country_name")]
     Get(GetArgs),
-    /// List (or count) the records in a key range as NDJSON {\"key\",\"primaryKey\",\"value\"} lines.
+    /// List (or count) the records in a key range as NDJSON {"key","primaryKey","value"} lines.
     ///
     /// Without range options, every record. With --index, KEYs are index keys and records
     /// come in index order.
@@ -97,9 +97,9 @@ Examples:
     /// Describe a database: version, object stores, key paths, key generators, indexes and
     /// record counts.
     Info(InfoArgs),
-    /// List the databases and their versions (NAME<TAB>VERSION lines).
+    /// List the databases and their versions (one line each: NAME, a tab, VERSION).
     List(ListArgs),
-    /// Print an object store as NDJSON {\"key\":…,\"value\":…} lines (read back with
+    /// Print an object store as NDJSON {"key":…,"value":…} lines (read back with
     /// `import --format export`).
     Export(StoreArgs),
     /// Delete a database.
