@@ -47,8 +47,8 @@ pub struct ImportArgs {
     /// Give a created store a key generator.
     #[arg(long)]
     pub auto_increment: bool,
-    /// Create this index when missing: NAME=KEYPATH[:unique][:multi] (repeatable; KEYPATH as
-    /// for --key-path; a bare NAME indexes the key path NAME).
+    /// Create this index when missing: NAME=KEYPATH, optionally followed by :unique and/or
+    /// :multi (repeatable; KEYPATH as for --key-path; a bare NAME indexes the key path NAME).
     #[arg(long, value_name = "NAME[=KEYPATH][:unique][:multi]")]
     pub index: Vec<String>,
     /// Store records with `put`, replacing existing ones, instead of `add`.

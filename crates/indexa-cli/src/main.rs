@@ -97,7 +97,7 @@ Examples:
     /// Describe a database: version, object stores, key paths, key generators, indexes and
     /// record counts.
     Info(InfoArgs),
-    /// List the databases and their versions (NAME<TAB>VERSION lines).
+    /// List the databases and their versions (one line each: NAME, a tab, VERSION).
     List(ListArgs),
     /// Print an object store as NDJSON {"key":…,"value":…} lines (read back with
     /// `import --format export`).
