@@ -15,7 +15,10 @@ fn main() -> indexa::Result<()> {
     let log = tx.object_store("log")?;
     assert_eq!(log.put(Value::from("a"), None)?, Key::from(1));
     // An explicit numeric key above the current number pushes it up...
-    assert_eq!(log.put(Value::from("b"), Some(Key::from(10)))?, Key::from(10));
+    assert_eq!(
+        log.put(Value::from("b"), Some(Key::from(10)))?,
+        Key::from(10)
+    );
     assert_eq!(log.put(Value::from("c"), None)?, Key::from(11));
     // ...a string key does not.
     log.put(Value::from("d"), Some(Key::from("x")))?;

@@ -10,7 +10,10 @@ fn main() -> indexa::Result<()> {
     let db = factory.open("notes", Some(1), |tx, _, _| {
         let notes = tx.create_object_store("notes", Some(KeyPath::parse("id")?), false)?;
         notes.create_index("by_tag", KeyPath::parse("tags")?, false, true)?;
-        notes.add(parse_value(r#"{"id":1,"tags":["local-first","rust","rust"]}"#)?, None)?;
+        notes.add(
+            parse_value(r#"{"id":1,"tags":["local-first","rust","rust"]}"#)?,
+            None,
+        )?;
         notes.add(parse_value(r#"{"id":2,"tags":["sqlite"]}"#)?, None)?;
         notes.add(parse_value(r#"{"id":3,"tags":["rust",null]}"#)?, None)?;
         Ok(())

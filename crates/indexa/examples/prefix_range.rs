@@ -22,7 +22,11 @@ fn main() -> indexa::Result<()> {
     assert_eq!(names.count(Some(idiom))?, 2);
     assert_eq!(
         names.get_all_keys(Query::from(exact))?,
-        [Key::from("mar"), Key::from("marta"), Key::from("mar\u{FFFF}z")]
+        [
+            Key::from("mar"),
+            Key::from("marta"),
+            Key::from("mar\u{FFFF}z")
+        ]
     );
     println!("the prefix range finds all three names starting with \"mar\"");
     Ok(())

@@ -27,6 +27,9 @@ fn main() -> indexa::Result<()> {
         Key::from(2)
     );
     let by_email = users.index("by_email")?;
-    assert_eq!(by_email.get_key(Key::from("grace@example.com"))?, Some(Key::from(2)));
+    assert_eq!(
+        by_email.get_key(Key::from("grace@example.com"))?,
+        Some(Key::from(2))
+    );
     tx.commit()
 }

@@ -177,7 +177,9 @@ impl Factory {
         if requested > current {
             if let Err(e) = self.run_upgrade(&shared, current, requested, upgrade) {
                 if current == 0 {
-                    self.remove(name, &shared);
+                    // The database did not exist before this call; the upgrade's error is
+                    // the one to report.
+                    let _ = self.remove(name, &shared);
                 }
                 return Err(e);
             }
@@ -269,7 +271,8 @@ impl Factory {
     ///
     /// # Errors
     /// [`Error::Unknown`] if the files cannot be removed, or if the file under that name is
-    /// not an Indexa database of that name (it is then left alone).
+    /// not an Indexa database of that name (it is then left alone); [`Error::InvalidState`]
+    /// if the calling thread still runs a readwrite transaction on the database.
     pub fn delete_database(&self, name: &str) -> Result<u64> {
         let shared = lock(&self.open).get(name).cloned();
         let path = self.path_for(name);
@@ -282,7 +285,7 @@ impl Factory {
             None => 0,
         };
         match shared {
-            Some(s) => self.remove(name, &s),
+            Some(s) => self.remove(name, &s)?,
             None if path.exists() => {
                 // Only a file that is an Indexa database of this name is ours to remove.
                 match storage::peek_database_file(&path) {
@@ -300,10 +303,10 @@ impl Factory {
         Ok(version)
     }
 
-    fn remove(&self, name: &str, shared: &Arc<DatabaseShared>) {
+    fn remove(&self, name: &str, shared: &Arc<DatabaseShared>) -> Result<()> {
+        shared.mark_deleted()?;
         lock(&self.open).remove(name);
-        shared.mark_deleted();
-        let _ = remove_files(&shared.path);
+        remove_files(&shared.path)
     }
 }
 

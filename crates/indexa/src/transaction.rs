@@ -44,7 +44,7 @@ impl TransactionMode {
 /// How hard a commit works to survive a power loss (`IDBTransactionDurability`).
 ///
 /// Every mode survives a crash of the process once [`Transaction::commit`] returned; they
-/// differ on power loss or an operating-system crash (see RELIABILITY.md):
+/// differ on power loss or an operating-system crash (see RELIABILITY.md).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
 pub enum Durability {
     /// The default: the same as [`Durability::Strict`] in Indexa.

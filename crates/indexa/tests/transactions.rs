@@ -591,3 +591,37 @@ fn versions_above_2_pow_53_minus_1_are_type_errors() {
         .unwrap();
     assert_eq!(db.version(), indexa::MAX_VERSION);
 }
+
+#[test]
+fn deleting_a_database_from_its_own_writer_thread_is_refused() {
+    let (factory, db) = factory_with_store();
+    let tx = db.transaction(&["s"], TransactionMode::ReadWrite).unwrap();
+    assert_eq!(
+        factory.delete_database("db").unwrap_err().name(),
+        "InvalidStateError"
+    );
+    // Nothing was deleted: the transaction goes on and commits.
+    tx.object_store("s")
+        .unwrap()
+        .put(v(r#"{"id":1}"#), None)
+        .unwrap();
+    tx.commit().unwrap();
+    assert_eq!(factory.delete_database("db").unwrap(), 1);
+}
+
+#[test]
+fn injection_cannot_make_a_value_too_deep_to_read_back() {
+    let factory = Factory::temporary().unwrap();
+    let deep_path = vec!["a"; indexa::MAX_VALUE_DEPTH].join(".");
+    let db = factory
+        .open("db", Some(1), |tx, _, _| {
+            tx.create_object_store("s", Some(KeyPath::parse(&deep_path)?), true)
+                .map(|_| ())
+        })
+        .unwrap();
+    let tx = db.transaction(&["s"], TransactionMode::ReadWrite).unwrap();
+    let s = tx.object_store("s").unwrap();
+    assert_eq!(s.add(v("{}"), None).unwrap_err().name(), "DataError");
+    assert_eq!(s.count(None).unwrap(), 0);
+    assert_eq!(s.current_number().unwrap(), Some(1));
+}
