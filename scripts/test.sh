@@ -11,3 +11,4 @@ trap 'scripts/pg-test-cluster.sh stop' EXIT
 cargo fmt --all -- --check
 cargo test --workspace --all-targets
 cargo test --workspace --doc
+bash bindings/node/scripts/test.sh
