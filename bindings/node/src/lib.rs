@@ -773,12 +773,14 @@ impl NativeConnection {
             let primary = required_key(&env, primary_key)?;
             match extract_key_from_value_using_key_path(&value, kp, false) {
                 KeyPathExtraction::Key(k) if k == primary => {}
-                _ => return Err(named_error(
-                    "DataError",
-                    format!(
+                _ => {
+                    return Err(named_error(
+                        "DataError",
+                        format!(
                         "key path {kp} of the new value does not yield the cursor's primary key"
                     ),
-                )),
+                    ))
+                }
             }
         }
         self.send(Op::CursorUpdate { id, cursor, value })

@@ -8,7 +8,7 @@
 //! this process.
 
 use std::collections::HashMap;
-use std::sync::mpsc::{Receiver, TryRecvError};
+use std::sync::mpsc::Receiver;
 use std::sync::Arc;
 
 use indexa::{
@@ -734,10 +734,7 @@ pub fn run(factory: Arc<Factory>, ops: Receiver<Op>, mut send: impl FnMut(Vec<Re
             if replies.len() >= 512 {
                 send(std::mem::take(&mut replies));
             }
-            next = match ops.try_recv() {
-                Ok(op) => Some(op),
-                Err(TryRecvError::Empty | TryRecvError::Disconnected) => None,
-            };
+            next = ops.try_recv().ok();
         }
         if !replies.is_empty() {
             send(replies);
