@@ -15,3 +15,4 @@ cargo test --workspace --doc
 for example in crates/indexa/examples/*.rs; do
     cargo run -q -p indexa --example "$(basename "$example" .rs)" >/dev/null
 done
+bash bindings/node/scripts/test.sh

@@ -187,17 +187,58 @@ impl Factory {
         Ok(Database::new(shared))
     }
 
-    /// Runs the upgrade transaction (<https://www.w3.org/TR/IndexedDB-3/#upgrade-a-database>).
-    fn run_upgrade<F>(
+    /// The version of database `name`: 0 when it does not exist (or was never committed at a
+    /// version), without creating or opening it. Another process may change it right after.
+    ///
+    /// # Errors
+    /// [`Error::Unknown`] when the file exists but cannot be read as an Indexa database.
+    pub fn version(&self, name: &str) -> Result<u64> {
+        if let Some(shared) = lock(&self.open).get(name) {
+            return Ok(shared.schema().version);
+        }
+        let path = self.path_for(name);
+        if !path.exists() {
+            return Ok(0);
+        }
+        Ok(storage::peek_database_file(&path)?.map_or(0, |row| row.version))
+    }
+
+    /// Opens a connection to database `name` for a caller that runs the upgrade itself, over
+    /// time (a JavaScript binding, where `upgradeneeded` handlers issue requests while the
+    /// versionchange transaction stays open).
+    ///
+    /// When the database is below `version` (a missing database is at 0), the versionchange
+    /// transaction is begun and returned with the old version; the new version is already set
+    /// in it. Committing it publishes the new schema and version to every connection;
+    /// aborting it leaves the database exactly as before (a database created by this call
+    /// stays at version 0, which [`Factory::databases`] does not list and the next open
+    /// upgrades from). `None` means the database already is at `version` (possibly because
+    /// another process upgraded it meanwhile).
+    ///
+    /// Source: <https://www.w3.org/TR/IndexedDB-3/#open-a-database-connection> and
+    /// <https://www.w3.org/TR/IndexedDB-3/#upgrade-a-database>.
+    ///
+    /// # Errors
+    /// - [`Error::Type`] for version 0.
+    /// - [`Error::Version`] when the database is above `version`.
+    /// - [`Error::InvalidState`] when the calling thread still runs a readwrite transaction
+    ///   on this database; [`Error::Unknown`] when storage fails.
+    pub fn begin_upgrade(
         &self,
-        shared: &Arc<DatabaseShared>,
-        old: u64,
-        new: u64,
-        upgrade: F,
-    ) -> Result<()>
-    where
-        F: FnOnce(&Transaction, u64, u64) -> Result<()>,
-    {
+        name: &str,
+        version: u64,
+    ) -> Result<(Database, Option<(Transaction, u64)>)> {
+        if version == 0 {
+            return Err(Error::Type("the version must be at least 1".into()));
+        }
+        let shared = self.shared(name)?;
+        let upgrade = Self::start_upgrade(&shared, version)?;
+        Ok((Database::new(shared), upgrade))
+    }
+
+    /// Begins the versionchange transaction that takes `shared` to version `new`, or `None`
+    /// when it is already there; fails with [`Error::Version`] when it is above `new`.
+    fn start_upgrade(shared: &Arc<DatabaseShared>, new: u64) -> Result<Option<(Transaction, u64)>> {
         let tx = Transaction::begin(
             shared.clone(),
             None,
@@ -213,9 +254,27 @@ impl Factory {
             )));
         }
         if new == old_now {
-            return tx.commit();
+            tx.commit()?;
+            return Ok(None);
         }
         tx.set_version(new)?;
+        Ok(Some((tx, old_now)))
+    }
+
+    /// Runs the upgrade transaction (<https://www.w3.org/TR/IndexedDB-3/#upgrade-a-database>).
+    fn run_upgrade<F>(
+        &self,
+        shared: &Arc<DatabaseShared>,
+        old: u64,
+        new: u64,
+        upgrade: F,
+    ) -> Result<()>
+    where
+        F: FnOnce(&Transaction, u64, u64) -> Result<()>,
+    {
+        let Some((tx, old_now)) = Self::start_upgrade(shared, new)? else {
+            return Ok(());
+        };
         match upgrade(&tx, old.max(old_now), new) {
             Ok(()) => {
                 if tx.is_finished() {

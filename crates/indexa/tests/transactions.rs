@@ -625,3 +625,58 @@ fn injection_cannot_make_a_value_too_deep_to_read_back() {
     assert_eq!(s.count(None).unwrap(), 0);
     assert_eq!(s.current_number().unwrap(), Some(1));
 }
+
+#[test]
+fn begin_upgrade_returns_the_open_versionchange_transaction() {
+    let factory = Factory::temporary().unwrap();
+    assert_eq!(factory.version("lib").unwrap(), 0);
+    let (db, upgrade) = factory.begin_upgrade("lib", 2).unwrap();
+    let (tx, old) = upgrade.expect("a missing database is upgraded");
+    assert_eq!(old, 0);
+    assert_eq!(tx.mode(), TransactionMode::VersionChange);
+    tx.create_object_store("books", None, true).unwrap();
+    assert_eq!(
+        tx.object_store("books")
+            .unwrap()
+            .put(Value::from("a"), None)
+            .unwrap(),
+        Key::from(1)
+    );
+    // Nothing is published before the commit.
+    assert_eq!(db.version(), 0);
+    tx.commit().unwrap();
+    assert_eq!(db.version(), 2);
+    assert_eq!(factory.version("lib").unwrap(), 2);
+    assert_eq!(db.object_store_names(), vec!["books".to_string()]);
+
+    // Already at the version: no transaction.
+    let (_db2, none) = factory.begin_upgrade("lib", 2).unwrap();
+    assert!(none.is_none());
+    // Below it: VersionError; version 0: TypeError.
+    assert_eq!(
+        factory.begin_upgrade("lib", 1).unwrap_err().name(),
+        "VersionError"
+    );
+    assert_eq!(
+        factory.begin_upgrade("lib", 0).unwrap_err().name(),
+        "TypeError"
+    );
+}
+
+#[test]
+fn an_aborted_begin_upgrade_leaves_the_database_as_before() {
+    let factory = Factory::temporary().unwrap();
+    let (_db, upgrade) = factory.begin_upgrade("fresh", 1).unwrap();
+    let (tx, _) = upgrade.unwrap();
+    tx.create_object_store("s", None, false).unwrap();
+    tx.abort();
+    assert_eq!(factory.version("fresh").unwrap(), 0);
+    assert!(factory.databases().unwrap().is_empty());
+    // The next open upgrades from 0 again, without the aborted store.
+    let (db, upgrade) = factory.begin_upgrade("fresh", 3).unwrap();
+    let (tx, old) = upgrade.unwrap();
+    assert_eq!(old, 0);
+    assert!(tx.object_store_names().is_empty());
+    tx.commit().unwrap();
+    assert_eq!(db.version(), 3);
+}
