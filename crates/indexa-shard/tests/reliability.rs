@@ -11,6 +11,8 @@ mod common;
 use std::collections::{HashMap, HashSet};
 use std::path::PathBuf;
 use std::process::Command;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use common::{cluster, num, obj, s, Kind, Setup};
@@ -198,24 +200,45 @@ async fn stopped_postgres_shard_gives_query_failed_never_a_wrong_id() {
         written.push(id);
     }
 
-    server.stop();
+    // A worker keeps writing and reading while the server stops under it, and for 20 more
+    // rounds after.
+    let router = Arc::new(router);
+    let stopped = Arc::new(AtomicBool::new(false));
+    let worker = tokio::spawn({
+        let router = router.clone();
+        let stopped = stopped.clone();
+        async move {
+            let mut results = Vec::new();
+            let mut after_stop = 0;
+            while after_stop < 20 {
+                if stopped.load(Ordering::SeqCst) {
+                    after_stop += 1;
+                }
+                // The sequence lives in the catalog: ids keep coming, and stay unique.
+                let id = router
+                    .next_id("tickets", &NextIdOptions::default())
+                    .await
+                    .unwrap();
+                results.push((id, write_and_read(&router, id).await.map_err(|e| e.code())));
+            }
+            results
+        }
+    });
+    tokio::time::sleep(Duration::from_millis(30)).await;
+    tokio::task::block_in_place(|| server.stop());
+    stopped.store(true, Ordering::SeqCst);
     let mut failures: HashMap<&'static str, usize> = HashMap::new();
-    for _ in 0..20 {
-        // The sequence lives in the catalog: ids keep coming, and stay unique.
-        let id = router
-            .next_id("tickets", &NextIdOptions::default())
-            .await
-            .unwrap();
+    for (id, result) in worker.await.unwrap() {
         take(id);
-        match write_and_read(&router, id).await {
+        match result {
             Ok(()) => written.push(id),
-            Err(e) => *failures.entry(e.code()).or_default() += 1,
+            Err(code) => *failures.entry(code).or_default() += 1,
         }
     }
     // Rows placed on the stopped shard fail with QUERY_FAILED; nothing else goes wrong.
     assert_eq!(failures.keys().collect::<Vec<_>>(), vec![&"QUERY_FAILED"]);
     // Seeding a sequence, or MAX+1 without the coordinator, needs every shard: no low id.
-    for r in [&router, &no_coordinator] {
+    for r in [&*router, &no_coordinator] {
         let err = r
             .next_id("late", &NextIdOptions::default())
             .await
@@ -235,7 +258,7 @@ async fn stopped_postgres_shard_gives_query_failed_never_a_wrong_id() {
         assert!(Instant::now() < deadline, "the shard never came back");
         tokio::time::sleep(Duration::from_millis(100)).await;
     }
-    for r in [&router, &no_coordinator] {
+    for r in [&*router, &no_coordinator] {
         assert_eq!(
             r.next_id("late", &NextIdOptions::default()).await.unwrap(),
             51
