@@ -302,9 +302,11 @@ fn harness(args: &[String]) -> Result<(), String> {
                     .ok_or("--runs needs a number ≥ 1")?
             }
             "--data" => data = it.next().ok_or("--data needs a directory")?.into(),
-            other => return Err(format!(
+            other => {
+                return Err(format!(
                 "unknown argument {other:?}; usage: indexa-bench [--quick] [--runs N] [--data DIR]"
-            )),
+            ))
+            }
         }
     }
     let node = ensure_node_modules();
