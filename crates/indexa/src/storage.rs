@@ -426,6 +426,20 @@ pub(crate) fn put_record(conn: &Connection, store_id: i64, key: &[u8], value: &[
     Ok(())
 }
 
+/// Writes a new record; fails when a record with the key exists.
+pub(crate) fn insert_record(
+    conn: &Connection,
+    store_id: i64,
+    key: &[u8],
+    value: &[u8],
+) -> Result<()> {
+    conn.prepare_cached("INSERT INTO record (object_store_id, key, value) VALUES (?1, ?2, ?3)")
+        .sql()?
+        .execute(params![store_id, key, value])
+        .sql()?;
+    Ok(())
+}
+
 pub(crate) fn clear_records(conn: &Connection, store_id: i64, index_ids: &[i64]) -> Result<()> {
     conn.prepare_cached("DELETE FROM record WHERE object_store_id = ?1")
         .sql()?
