@@ -11,3 +11,8 @@ trap 'scripts/pg-test-cluster.sh stop' EXIT
 cargo fmt --all -- --check
 cargo test --workspace --all-targets
 cargo test --workspace --doc
+# The examples assert what they show.
+for example in crates/indexa/examples/*.rs; do
+    cargo run -q -p indexa --example "$(basename "$example" .rs)" >/dev/null
+done
+bash bindings/node/scripts/test.sh

@@ -3,7 +3,9 @@
 use std::io::Write;
 
 use clap::Args;
-use indexa::{value_to_text, CursorDirection, Durability, TransactionMode, Value};
+use indexa::{
+    value_to_text, CursorDirection, Durability, TransactionMode, Value, MAX_GENERATED_KEY,
+};
 
 use crate::error::{CliError, CmdResult};
 use crate::open::DataDir;
@@ -63,6 +65,7 @@ pub fn info<W: Write>(dir: &DataDir, a: &InfoArgs, out: &mut Lines<W>) -> CmdRes
                 ("multiEntry", Value::Bool(ix.multi_entry()?)),
             ]));
         }
+        let current = store.current_number()?;
         stores.push(object(vec![
             ("name", Value::string(&name)),
             (
@@ -70,9 +73,17 @@ pub fn info<W: Write>(dir: &DataDir, a: &InfoArgs, out: &mut Lines<W>) -> CmdRes
                 store.key_path()?.map_or(Value::Null, |kp| kp.to_value()),
             ),
             ("autoIncrement", Value::Bool(store.auto_increment()?)),
+            // A generator past 2^53 (current number 2^53 + 1, which JSON numbers cannot
+            // carry exactly) is reported as exhausted, with no current number.
             (
                 "currentNumber",
-                store.current_number()?.map_or(Value::Null, number),
+                current
+                    .filter(|n| *n <= MAX_GENERATED_KEY)
+                    .map_or(Value::Null, number),
+            ),
+            (
+                "keyGeneratorExhausted",
+                current.map_or(Value::Null, |n| Value::Bool(n > MAX_GENERATED_KEY)),
             ),
             ("count", number(store.count(None)?)),
             ("indexes", Value::Array(indexes)),
@@ -106,8 +117,12 @@ fn write_info_text<W: Write>(info: &Value, out: &mut Lines<W>) -> CmdResult {
             Some(Value::Null) | None => "out-of-line keys".to_owned(),
             kp => format!("key path {}", text(kp)),
         };
-        let generator = match store.get("currentNumber") {
-            Some(Value::Number(n)) => format!(", key generator at {n}"),
+        let generator = match (
+            store.get("currentNumber"),
+            store.get("keyGeneratorExhausted"),
+        ) {
+            (Some(Value::Number(n)), _) => format!(", key generator at {n}"),
+            (_, Some(Value::Bool(true))) => ", key generator exhausted".to_owned(),
             _ => String::new(),
         };
         let count = text(store.get("count"));

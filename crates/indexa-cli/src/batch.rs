@@ -269,6 +269,17 @@ impl<R: BufRead, W: Write> Session<R, W> {
     }
 }
 
+/// Schema operations need the upgrade (versionchange) transaction.
+fn require_upgrade(tx: &Transaction) -> indexa::Result<()> {
+    if tx.mode() == TransactionMode::VersionChange {
+        Ok(())
+    } else {
+        Err(indexa::Error::InvalidState(
+            "the schema can only change in a versionchange transaction".into(),
+        ))
+    }
+}
+
 /// Parses and runs one line; returns whether the op asked for `preventDefault`.
 fn run_line(tx: &Transaction, line: &str) -> (bool, indexa::Result<Done>) {
     let value = match parse_value(line) {
@@ -288,7 +299,27 @@ fn run_line(tx: &Transaction, line: &str) -> (bool, indexa::Result<Done>) {
             )
         }
     };
-    (prevent, Op::new(&map).and_then(|op| op.run(tx)))
+    let op = match Op::new(&map) {
+        Ok(op) => op,
+        Err(e) => return (prevent, Err(e)),
+    };
+    if !prevent {
+        return (prevent, op.run(tx));
+    }
+    // preventDefault: a failed op, including a cursor op with a failed step after others
+    // succeeded, must leave no trace.
+    let mut failed_cursor_op = None;
+    let result = tx.atomically(|tx| match op.run(tx)? {
+        Done::Result { text, failed: true } => {
+            failed_cursor_op = Some(text);
+            Err(indexa::Error::Abort("a cursor step failed".into()))
+        }
+        done => Ok(done),
+    });
+    match (failed_cursor_op, result) {
+        (Some(text), _) => (prevent, Ok(Done::Result { text, failed: true })),
+        (None, result) => (prevent, result),
+    }
 }
 
 /// The arguments each op accepts (besides `op` and `preventDefault`).
@@ -405,10 +436,12 @@ impl<'a> Op<'a> {
         }
     }
 
-    fn key_path(&self, name: &str) -> indexa::Result<Option<KeyPath>> {
+    /// The key path argument `name`, type-checked but not yet validated: the spec checks
+    /// the transaction's mode (InvalidStateError) before the key path (SyntaxError).
+    fn key_path(&self, name: &str) -> indexa::Result<Option<&Value>> {
         match self.get(name) {
             None => Ok(None),
-            Some(v @ (Value::String(_) | Value::Array(_))) => KeyPath::from_value(v).map(Some),
+            Some(v @ (Value::String(_) | Value::Array(_))) => Ok(Some(v)),
             Some(_) => Err(self.wrong_type(name, "a string or an array of strings")),
         }
     }
@@ -463,6 +496,8 @@ impl<'a> Op<'a> {
                 let name = self.string("name")?;
                 let key_path = self.key_path("keyPath")?;
                 let auto_increment = self.flag("autoIncrement")?;
+                require_upgrade(tx)?;
+                let key_path = key_path.map(KeyPath::from_value).transpose()?;
                 tx.create_object_store(&name, key_path, auto_increment)?;
                 null()
             }
@@ -476,6 +511,8 @@ impl<'a> Op<'a> {
                 let key_path = self
                     .key_path("keyPath")?
                     .ok_or_else(|| self.missing("keyPath"))?;
+                require_upgrade(tx)?;
+                let key_path = KeyPath::from_value(key_path)?;
                 store.create_index(
                     &name,
                     key_path,

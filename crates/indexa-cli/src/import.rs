@@ -47,8 +47,8 @@ pub struct ImportArgs {
     /// Give a created store a key generator.
     #[arg(long)]
     pub auto_increment: bool,
-    /// Create this index when missing: NAME=KEYPATH[:unique][:multi] (repeatable; KEYPATH as
-    /// for --key-path; a bare NAME indexes the key path NAME).
+    /// Create this index when missing: NAME=KEYPATH, optionally followed by :unique and/or
+    /// :multi (repeatable; KEYPATH as for --key-path; a bare NAME indexes the key path NAME).
     #[arg(long, value_name = "NAME[=KEYPATH][:unique][:multi]")]
     pub index: Vec<String>,
     /// Store records with `put`, replacing existing ones, instead of `add`.
@@ -91,6 +91,10 @@ fn read_records(path: &PathBuf, format: Option<Format>) -> Result<Vec<Item>, Cli
         fs::File::open(path).and_then(|mut f| f.read_to_end(&mut bytes).map(|_| ()))
     };
     read.map_err(|e| CliError::new("UnknownError", format!("cannot read {shown}: {e}")))?;
+    // A UTF-8 byte order mark, as some editors write, is not part of the JSON.
+    if bytes.starts_with(b"\xEF\xBB\xBF") {
+        bytes.drain(..3);
+    }
     let text = String::from_utf8(bytes).map_err(|e| {
         CliError::new(
             "SyntaxError",
@@ -432,8 +436,13 @@ pub fn import(dir: &DataDir, a: &ImportArgs) -> CmdResult {
     // The summary is informational: a closed stderr must not turn success into failure.
     let _ = writeln!(
         io::stderr().lock(),
-        "imported {} records into {}/{} in {seconds:.2}s ({rate} records/s){skipped}",
+        "imported {} {} into {}/{} in {seconds:.2}s ({rate} records/s){skipped}",
         tally.imported,
+        if tally.imported == 1 {
+            "record"
+        } else {
+            "records"
+        },
         a.db,
         a.store
     );

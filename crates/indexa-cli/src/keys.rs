@@ -105,16 +105,26 @@ impl IndexSpec {
 #[derive(Debug, Clone, Default, Args)]
 pub struct RangeArgs {
     /// Only this key (JSON text form, e.g. '"ES"', 42, '["ES","Madrid"]').
-    #[arg(long, value_name = "KEY", conflicts_with_all = ["lower", "upper", "prefix"])]
+    #[arg(long, value_name = "KEY", allow_negative_numbers = true, conflicts_with_all = ["lower", "upper", "prefix"])]
     pub only: Option<String>,
     /// Keys at or above this key.
-    #[arg(long, value_name = "KEY", conflicts_with = "prefix")]
+    #[arg(
+        long,
+        value_name = "KEY",
+        allow_negative_numbers = true,
+        conflicts_with = "prefix"
+    )]
     pub lower: Option<String>,
     /// Exclude the --lower key itself.
     #[arg(long, requires = "lower")]
     pub lower_open: bool,
     /// Keys at or below this key.
-    #[arg(long, value_name = "KEY", conflicts_with = "prefix")]
+    #[arg(
+        long,
+        value_name = "KEY",
+        allow_negative_numbers = true,
+        conflicts_with = "prefix"
+    )]
     pub upper: Option<String>,
     /// Exclude the --upper key itself.
     #[arg(long, requires = "upper")]

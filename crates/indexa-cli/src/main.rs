@@ -67,7 +67,7 @@ Examples:
   indexa get world countries '\"DEU\"'
   indexa get geo cities '[\"ES\",\"Madrid\"]' --index country_name")]
     Get(GetArgs),
-    /// List (or count) the records in a key range as NDJSON {\"key\",\"primaryKey\",\"value\"} lines.
+    /// List (or count) the records in a key range as NDJSON {"key","primaryKey","value"} lines.
     ///
     /// Without range options, every record. With --index, KEYs are index keys and records
     /// come in index order.
@@ -81,7 +81,7 @@ Examples:
     /// Store a record, replacing any with the same key; prints the key.
     #[command(after_help = "\
 Examples:
-  indexa put notes notes '{\"id\":1,\"text\":\"hello\"}'
+  indexa put notes notes '{\"id\":1,\"text\":\"hello\"}'   (into an existing store: create stores with import or batch)
   indexa put blobs blobs '{\"$binary\":\"AAEC\"}' --key '\"cover\"'")]
     Put(WriteArgs),
     /// Add a record (ConstraintError if its key exists); prints the key.
@@ -97,19 +97,19 @@ Examples:
     /// Describe a database: version, object stores, key paths, key generators, indexes and
     /// record counts.
     Info(InfoArgs),
-    /// List the databases and their versions (NAME<TAB>VERSION lines).
+    /// List the databases and their versions (one line each: NAME, a tab, VERSION).
     List(ListArgs),
-    /// Print an object store as NDJSON {\"key\":…,\"value\":…} lines (read back with
+    /// Print an object store as NDJSON {"key":…,"value":…} lines (read back with
     /// `import --format export`).
     Export(StoreArgs),
     /// Delete a database.
     Drop(DropArgs),
     /// Run NDJSON operations from stdin in one transaction (see docs/batch-protocol.md).
     ///
-    /// One JSON object per input line, e.g. {\"op\":\"put\",\"store\":\"s\",\"value\":1,\"key\":\"a\"};
-    /// one output line per op ({\"result\":…} or {\"error\":{\"name\",\"message\"}}), then
-    /// {\"transaction\":\"committed\"} (exit 0) or {\"transaction\":\"aborted\"} (exit 1).
-    /// A failed op aborts the transaction unless it carries \"preventDefault\":true. With
+    /// One JSON object per input line, e.g. {"op":"put","store":"s","value":1,"key":"a"};
+    /// one output line per op ({"result":…} or {"error":{"name","message"}}), then
+    /// {"transaction":"committed"} (exit 0) or {"transaction":"aborted"} (exit 1).
+    /// A failed op aborts the transaction unless it carries "preventDefault":true. With
     /// --version above the current version (or for a new database) the batch is the
     /// upgrade transaction and may create object stores and indexes.
     #[command(after_help = "\
@@ -120,7 +120,7 @@ Examples:
     /// Route SQL across shards with cluster-unique generated ids (see docs/shard-cli.md).
     ///
     /// Shards, catalog and placement strategy come from a TOML config file. Every command
-    /// prints one compact JSON line on stdout; errors are {\"error\":{\"code\",\"message\",…}}
+    /// prints one compact JSON line on stdout; errors are {"error":{"code","message",…}}
     /// on stdout with exit status 1.
     #[command(after_help = "\
 Examples:

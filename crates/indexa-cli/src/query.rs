@@ -17,7 +17,8 @@ pub struct GetArgs {
     pub db: String,
     /// The object store.
     pub store: String,
-    /// The key, as JSON text: '"ES"', 42, '["ES","Madrid"]'. With --index, an index key.
+    /// The key, as JSON text: '"ES"', 42, -1, '["ES","Madrid"]'. With --index, an index key.
+    #[arg(allow_negative_numbers = true)]
     pub key: String,
     /// Look KEY up in this index of the store (the first record in index order).
     #[arg(long, value_name = "NAME")]
@@ -88,9 +89,10 @@ pub struct WriteArgs {
     /// The object store.
     pub store: String,
     /// The value, as JSON text ({"$date":…} and the other tags of the text form allowed).
+    #[arg(allow_negative_numbers = true)]
     pub value: String,
     /// The key, for a store with out-of-line keys (JSON text).
-    #[arg(long, value_name = "KEY")]
+    #[arg(long, value_name = "KEY", allow_negative_numbers = true)]
     pub key: Option<String>,
 }
 
@@ -103,6 +105,7 @@ pub struct DeleteArgs {
     pub store: String,
     /// The key to delete (JSON text); or use the range options instead.
     #[arg(
+        allow_negative_numbers = true,
         conflicts_with_all = ["only", "lower", "upper", "prefix"],
         required_unless_present_any = ["only", "lower", "upper", "prefix"]
     )]

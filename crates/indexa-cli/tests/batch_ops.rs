@@ -170,17 +170,22 @@ fn add_put_delete_clear() {
 #[test]
 fn values_round_trip_in_the_text_form() {
     let env = fixture();
-    let value = r#"{"n":-0.5,"big":1e+21,"nan":{"$number":"NaN"},"negz":{"$number":"-0"},"d":{"$date":1.5},"b":{"$binary":"AAEC"},"u":{"$undefined":true},"lit":{"$object":{"$date":"not a tag"}},"s":"é\n\"","a":[null,true,false]}"#;
+    let value = r#"{"n":-0.5,"big":1e+21,"nan":{"$number":"NaN"},"negz":{"$number":"-0"},"d":{"$date":-1},"b":{"$binary":"AAEC"},"u":{"$undefined":true},"lit":{"$object":{"$date":"not a tag"}},"s":"é\n\"","a":[null,true,false]}"#;
     env.expect_batch(
         "db",
         &[],
         &script(&[
             &format!(r#"{{"op":"put","store":"s","key":"v","value":{value}}}"#),
             r#"{"op":"get","store":"s","query":"v"}"#,
+            // A Date holds a time-clipped value: 1.5 ms is 1 ms.
+            r#"{"op":"put","store":"s","key":{"$date":1.5},"value":{"$date":-0.5}}"#,
+            r#"{"op":"getAll","store":"s","query":{"$date":1}}"#,
         ]),
         &[
             r#"{"result":"v"}"#,
             &format!(r#"{{"result":{value}}}"#),
+            r#"{"result":{"$date":1}}"#,
+            r#"{"result":[{"$date":0}]}"#,
             COMMITTED,
         ],
         0,
@@ -333,8 +338,8 @@ fn a_failed_step_fails_the_cursor_op() {
         1,
     );
     assert_s_unchanged(&env);
-    // With preventDefault the transaction goes on; steps that succeeded stay done, as the
-    // separate requests they are in IndexedDB.
+    // With preventDefault the transaction goes on and the failed op leaves no trace: the
+    // update of its first step is undone too.
     env.expect_batch(
         "db",
         &[],
@@ -353,14 +358,14 @@ fn a_failed_step_fails_the_cursor_op() {
         &[
             r#"{"result":[{"key":1,"primaryKey":1,"value":"a"},{"key":1,"primaryKey":1,"value":"a"},{"error":{"name":"TypeError","message":"advance() needs a count above 0"}}]}"#,
             r#"{"result":[{"key":1,"primaryKey":1},{"error":{"name":"InvalidStateError","message":"a key cursor has no value to update"}}]}"#,
-            r#"{"result":[{"key":1,"primaryKey":1,"value":"A"},{"error":{"name":"InvalidAccessError","message":"continuePrimaryKey needs an index cursor"}}]}"#,
-            r#"{"result":[{"key":1,"primaryKey":1,"value":"A"},null,{"error":{"name":"InvalidStateError","message":"the cursor is past its end"}}]}"#,
-            r#"{"result":[{"key":1,"primaryKey":1,"value":"A"},{"error":{"name":"TypeError","message":"a step is one of {\"continue\":K|null}, {\"advance\":N}, {\"continuePrimaryKey\":[K,PK]}, {\"update\":V}, {\"delete\":true}"}}]}"#,
-            r#"{"result":[{"key":1,"primaryKey":1,"value":"A"},{"error":{"name":"TypeError","message":"a step is one of {\"continue\":K|null}, {\"advance\":N}, {\"continuePrimaryKey\":[K,PK]}, {\"update\":V}, {\"delete\":true}"}}]}"#,
-            r#"{"result":[{"key":1,"primaryKey":1,"value":"A"},{"error":{"name":"TypeError","message":"advance needs an integer from 1 to 4294967295"}}]}"#,
-            r#"{"result":[{"key":1,"primaryKey":1,"value":"A"},{"error":{"name":"DataError","message":"{\"not\":\"a key\"} is not a valid key"}}]}"#,
+            r#"{"result":[{"key":1,"primaryKey":1,"value":"a"},{"error":{"name":"InvalidAccessError","message":"continuePrimaryKey needs an index cursor"}}]}"#,
+            r#"{"result":[{"key":1,"primaryKey":1,"value":"a"},null,{"error":{"name":"InvalidStateError","message":"the cursor is past its end"}}]}"#,
+            r#"{"result":[{"key":1,"primaryKey":1,"value":"a"},{"error":{"name":"TypeError","message":"a step is one of {\"continue\":K|null}, {\"advance\":N}, {\"continuePrimaryKey\":[K,PK]}, {\"update\":V}, {\"delete\":true}"}}]}"#,
+            r#"{"result":[{"key":1,"primaryKey":1,"value":"a"},{"error":{"name":"TypeError","message":"a step is one of {\"continue\":K|null}, {\"advance\":N}, {\"continuePrimaryKey\":[K,PK]}, {\"update\":V}, {\"delete\":true}"}}]}"#,
+            r#"{"result":[{"key":1,"primaryKey":1,"value":"a"},{"error":{"name":"TypeError","message":"advance needs an integer from 1 to 4294967295"}}]}"#,
+            r#"{"result":[{"key":1,"primaryKey":1,"value":"a"},{"error":{"name":"DataError","message":"{\"not\":\"a key\"} is not a valid key"}}]}"#,
             &error("TypeError", r#"openCursor: argument \"steps\" must be an array"#),
-            r#"{"result":["A","b","c"]}"#,
+            r#"{"result":["a","b","c"]}"#,
             COMMITTED,
         ],
         0,
@@ -945,4 +950,29 @@ fn output_is_written_as_each_op_runs() {
     output.read_line(&mut line).unwrap();
     assert_eq!(line, format!("{COMMITTED}\n"));
     assert!(child.wait().unwrap().success());
+}
+
+#[test]
+fn schema_ops_outside_an_upgrade_are_invalid_state_before_key_path_checks() {
+    let env = fixture();
+    env.expect_batch(
+        "db",
+        &[],
+        &script(&[
+            r#"{"op":"createIndex","store":"s","name":"q","keyPath":"a b","preventDefault":true}"#,
+            r#"{"op":"createObjectStore","name":"t","keyPath":"a b","preventDefault":true}"#,
+        ]),
+        &[
+            &error(
+                "InvalidStateError",
+                "the schema can only change in a versionchange transaction",
+            ),
+            &error(
+                "InvalidStateError",
+                "the schema can only change in a versionchange transaction",
+            ),
+            COMMITTED,
+        ],
+        0,
+    );
 }

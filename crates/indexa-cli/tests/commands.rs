@@ -388,7 +388,7 @@ fn info_list_drop() {
     );
     assert_eq!(
         stdout_of(&env, &["info", "other", "--json"]),
-        "{\"name\":\"other\",\"version\":1,\"objectStores\":[{\"name\":\"g\",\"keyPath\":null,\"autoIncrement\":true,\"currentNumber\":2,\"count\":1,\"indexes\":[]}]}\n"
+        "{\"name\":\"other\",\"version\":1,\"objectStores\":[{\"name\":\"g\",\"keyPath\":null,\"autoIncrement\":true,\"currentNumber\":2,\"keyGeneratorExhausted\":false,\"count\":1,\"indexes\":[]}]}\n"
     );
     assert_eq!(stdout_of(&env, &["drop", "other"]), "");
     assert_eq!(stdout_of(&env, &["list"]), "db\t1\n");
@@ -798,4 +798,96 @@ fn a_closed_stdout_exits_quietly() {
     let status = child.wait().unwrap();
     assert_eq!(stderr, "");
     assert!(status.success(), "{status:?}");
+}
+
+#[test]
+fn info_reports_an_exhausted_key_generator() {
+    let env = Env::new();
+    env.expect_batch(
+        "g",
+        &[],
+        &script(&[
+            r#"{"op":"createObjectStore","name":"s","autoIncrement":true}"#,
+            r#"{"op":"put","store":"s","value":1,"key":9007199254740991}"#,
+            r#"{"op":"put","store":"s","value":2}"#,
+        ]),
+        &[
+            r#"{"result":null}"#,
+            r#"{"result":9007199254740991}"#,
+            r#"{"result":9007199254740992}"#,
+            r#"{"transaction":"committed"}"#,
+        ],
+        0,
+    );
+    assert_eq!(
+        stdout_of(&env, &["info", "g"]),
+        "database \"g\" version 1\n  store \"s\": 2 records, out-of-line keys, key generator exhausted\n"
+    );
+    assert!(stdout_of(&env, &["info", "g", "--json"])
+        .contains(r#""currentNumber":null,"keyGeneratorExhausted":true"#));
+}
+
+#[test]
+fn foreign_files_are_never_dropped_or_written() {
+    let env = Env::new();
+    std::fs::create_dir_all(env.data_dir()).unwrap();
+    let garbage = env.data_dir().join("db-bad.indexa");
+    std::fs::write(&garbage, b"garbage").unwrap();
+    let err = error_of(&env, &["drop", "bad"]);
+    assert!(err.starts_with("indexa: UnknownError: "), "{err}");
+    assert_eq!(std::fs::read(&garbage).unwrap(), b"garbage");
+    let run = env.run_with_input(
+        &["batch", "bad"],
+        "{\"op\":\"createObjectStore\",\"name\":\"s\"}\n",
+    );
+    assert_eq!(run.code, 1);
+    assert!(
+        run.stdout
+            .starts_with(r#"{"error":{"name":"UnknownError","#),
+        "{}",
+        run.stdout
+    );
+    assert_eq!(std::fs::read(&garbage).unwrap(), b"garbage");
+}
+
+#[test]
+fn versions_above_2_pow_53_minus_1_are_refused() {
+    let env = Env::new();
+    let run = env.run_with_input(
+        &["batch", "big", "--version", "9007199254740992"],
+        "{\"op\":\"createObjectStore\",\"name\":\"s\"}\n",
+    );
+    assert_eq!(run.code, 1);
+    assert!(
+        run.stdout.starts_with(r#"{"error":{"name":"TypeError","#),
+        "{}",
+        run.stdout
+    );
+    assert_eq!(stdout_of(&env, &["list"]), "");
+}
+
+#[test]
+fn negative_keys_and_a_byte_order_mark_are_accepted() {
+    let env = Env::new();
+    let file = env.file("bom.ndjson", "\u{FEFF}{\"id\":-1}\n{\"id\":2}\n");
+    let run = env.run(&[
+        "import",
+        "db",
+        "s",
+        file.to_str().unwrap(),
+        "--key-path",
+        "id",
+    ]);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    assert_eq!(
+        run.stderr.lines().next().unwrap_or("").split(" in ").next(),
+        Some("imported 2 records into db/s")
+    );
+    assert_eq!(stdout_of(&env, &["get", "db", "s", "-1"]), "{\"id\":-1}\n");
+    assert_eq!(
+        stdout_of(&env, &["query", "db", "s", "--only", "-1", "--keys-only"]),
+        "{\"key\":-1,\"primaryKey\":-1}\n"
+    );
+    assert_eq!(stdout_of(&env, &["delete", "db", "s", "-1"]), "");
+    assert_eq!(stdout_of(&env, &["query", "db", "s", "--count"]), "1\n");
 }

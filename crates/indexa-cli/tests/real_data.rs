@@ -80,7 +80,7 @@ fn cities_import_with_compound_index() {
     );
     let info = ok(&env, &["info", "geo", "--json"]);
     assert!(
-        info.contains("\"currentNumber\":171076,\"count\":171075"),
+        info.contains("\"currentNumber\":171076,\"keyGeneratorExhausted\":false,\"count\":171075"),
         "{info}"
     );
 }

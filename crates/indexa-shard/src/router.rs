@@ -216,7 +216,7 @@ impl Router {
     /// # Errors
     /// - [`Error::InvalidIdentifier`] before anything runs, when `options.table` or the id
     ///   column is not a plain identifier (only checked with `table`);
-    /// - [`Error::ShardNotFound`] for an unknown shard;
+    /// - [`Error::ShardNotFound`] for an unknown shard; [`Error::NoShards`] without shards;
     /// - [`Error::QueryFailed`] when the statement fails;
     /// - [`Error::GeneratedKeyUnavailable`] when no id can be read (the row stays);
     /// - [`Error::GeneratedKeyCollision`] when the id is mapped to another shard. With

@@ -126,9 +126,20 @@ impl DatabaseShared {
 
     /// Marks the database deleted and closes its idle connections; waits for a running
     /// writer to finish first.
-    pub fn mark_deleted(&self) {
-        self.deleted.store(true, Ordering::SeqCst);
+    ///
+    /// # Errors
+    /// [`Error::InvalidState`] when the calling thread itself runs the writer's transaction
+    /// (waiting would never end); nothing is marked then.
+    pub fn mark_deleted(&self) -> Result<()> {
+        let me = thread::current().id();
         let mut slot = lock(&self.writer);
+        if slot.conn.is_none() && slot.holder == Some(me) {
+            return Err(Error::InvalidState(format!(
+                "this thread still runs a readwrite or versionchange transaction on database {:?}; finish it before deleting the database",
+                self.name
+            )));
+        }
+        self.deleted.store(true, Ordering::SeqCst);
         while slot.conn.is_none() {
             slot = self
                 .writer_returned
@@ -137,6 +148,7 @@ impl DatabaseShared {
         }
         slot.conn.take();
         lock(&self.readers).clear();
+        Ok(())
     }
 
     pub fn check_not_deleted(&self) -> Result<()> {
@@ -212,6 +224,9 @@ impl Database {
     }
 
     /// As [`Database::transaction`], with an explicit durability.
+    ///
+    /// # Errors
+    /// As [`Database::transaction`].
     pub fn transaction_with_durability(
         &self,
         scope: &[&str],

@@ -13,6 +13,10 @@ use crate::error::{Error, Result};
 use crate::storage;
 use crate::transaction::{Durability, Transaction, TransactionMode};
 
+/// The largest database version: `open`'s `[EnforceRange] unsigned long long` accepts
+/// integers up to 2^53 − 1.
+pub const MAX_VERSION: u64 = (1 << 53) - 1;
+
 /// File name extension of database files.
 const EXTENSION: &str = "indexa";
 
@@ -146,7 +150,7 @@ impl Factory {
     /// returns `Ok` the transaction commits (unless it was already committed or aborted).
     ///
     /// # Errors
-    /// - [`Error::Type`] for version 0.
+    /// - [`Error::Type`] for version 0 or above [`MAX_VERSION`].
     /// - [`Error::Version`] when `version` is below the current version.
     /// - the error `upgrade` returns, or [`Error::Abort`] if it aborted the transaction: either
     ///   way the database is left exactly as before (a database created by this call is
@@ -157,8 +161,10 @@ impl Factory {
     where
         F: FnOnce(&Transaction, u64, u64) -> Result<()>,
     {
-        if version == Some(0) {
-            return Err(Error::Type("the version must be at least 1".into()));
+        if version == Some(0) || version.is_some_and(|v| v > MAX_VERSION) {
+            return Err(Error::Type(format!(
+                "the version must be an integer from 1 to 2^53 - 1 ({MAX_VERSION})"
+            )));
         }
         let shared = self.shared(name)?;
         let current = shared.schema().version;
@@ -171,7 +177,9 @@ impl Factory {
         if requested > current {
             if let Err(e) = self.run_upgrade(&shared, current, requested, upgrade) {
                 if current == 0 {
-                    self.remove(name, &shared);
+                    // The database did not exist before this call; the upgrade's error is
+                    // the one to report.
+                    let _ = self.remove(name, &shared);
                 }
                 return Err(e);
             }
@@ -179,17 +187,58 @@ impl Factory {
         Ok(Database::new(shared))
     }
 
-    /// Runs the upgrade transaction (<https://www.w3.org/TR/IndexedDB-3/#upgrade-a-database>).
-    fn run_upgrade<F>(
+    /// The version of database `name`: 0 when it does not exist (or was never committed at a
+    /// version), without creating or opening it. Another process may change it right after.
+    ///
+    /// # Errors
+    /// [`Error::Unknown`] when the file exists but cannot be read as an Indexa database.
+    pub fn version(&self, name: &str) -> Result<u64> {
+        if let Some(shared) = lock(&self.open).get(name) {
+            return Ok(shared.schema().version);
+        }
+        let path = self.path_for(name);
+        if !path.exists() {
+            return Ok(0);
+        }
+        Ok(storage::peek_database_file(&path)?.map_or(0, |row| row.version))
+    }
+
+    /// Opens a connection to database `name` for a caller that runs the upgrade itself, over
+    /// time (a JavaScript binding, where `upgradeneeded` handlers issue requests while the
+    /// versionchange transaction stays open).
+    ///
+    /// When the database is below `version` (a missing database is at 0), the versionchange
+    /// transaction is begun and returned with the old version; the new version is already set
+    /// in it. Committing it publishes the new schema and version to every connection;
+    /// aborting it leaves the database exactly as before (a database created by this call
+    /// stays at version 0, which [`Factory::databases`] does not list and the next open
+    /// upgrades from). `None` means the database already is at `version` (possibly because
+    /// another process upgraded it meanwhile).
+    ///
+    /// Source: <https://www.w3.org/TR/IndexedDB-3/#open-a-database-connection> and
+    /// <https://www.w3.org/TR/IndexedDB-3/#upgrade-a-database>.
+    ///
+    /// # Errors
+    /// - [`Error::Type`] for version 0.
+    /// - [`Error::Version`] when the database is above `version`.
+    /// - [`Error::InvalidState`] when the calling thread still runs a readwrite transaction
+    ///   on this database; [`Error::Unknown`] when storage fails.
+    pub fn begin_upgrade(
         &self,
-        shared: &Arc<DatabaseShared>,
-        old: u64,
-        new: u64,
-        upgrade: F,
-    ) -> Result<()>
-    where
-        F: FnOnce(&Transaction, u64, u64) -> Result<()>,
-    {
+        name: &str,
+        version: u64,
+    ) -> Result<(Database, Option<(Transaction, u64)>)> {
+        if version == 0 {
+            return Err(Error::Type("the version must be at least 1".into()));
+        }
+        let shared = self.shared(name)?;
+        let upgrade = Self::start_upgrade(&shared, version)?;
+        Ok((Database::new(shared), upgrade))
+    }
+
+    /// Begins the versionchange transaction that takes `shared` to version `new`, or `None`
+    /// when it is already there; fails with [`Error::Version`] when it is above `new`.
+    fn start_upgrade(shared: &Arc<DatabaseShared>, new: u64) -> Result<Option<(Transaction, u64)>> {
         let tx = Transaction::begin(
             shared.clone(),
             None,
@@ -205,9 +254,27 @@ impl Factory {
             )));
         }
         if new == old_now {
-            return tx.commit();
+            tx.commit()?;
+            return Ok(None);
         }
         tx.set_version(new)?;
+        Ok(Some((tx, old_now)))
+    }
+
+    /// Runs the upgrade transaction (<https://www.w3.org/TR/IndexedDB-3/#upgrade-a-database>).
+    fn run_upgrade<F>(
+        &self,
+        shared: &Arc<DatabaseShared>,
+        old: u64,
+        new: u64,
+        upgrade: F,
+    ) -> Result<()>
+    where
+        F: FnOnce(&Transaction, u64, u64) -> Result<()>,
+    {
+        let Some((tx, old_now)) = Self::start_upgrade(shared, new)? else {
+            return Ok(());
+        };
         match upgrade(&tx, old.max(old_now), new) {
             Ok(()) => {
                 if tx.is_finished() {
@@ -262,7 +329,9 @@ impl Factory {
     /// [`Error::InvalidState`]; a running readwrite transaction is waited for.
     ///
     /// # Errors
-    /// [`Error::Unknown`] if the files cannot be removed.
+    /// [`Error::Unknown`] if the files cannot be removed, or if the file under that name is
+    /// not an Indexa database of that name (it is then left alone); [`Error::InvalidState`]
+    /// if the calling thread still runs a readwrite transaction on the database.
     pub fn delete_database(&self, name: &str) -> Result<u64> {
         let shared = lock(&self.open).get(name).cloned();
         let path = self.path_for(name);
@@ -275,16 +344,28 @@ impl Factory {
             None => 0,
         };
         match shared {
-            Some(s) => self.remove(name, &s),
-            None => remove_files(&path)?,
+            Some(s) => self.remove(name, &s)?,
+            None if path.exists() => {
+                // Only a file that is an Indexa database of this name is ours to remove.
+                match storage::peek_database_file(&path) {
+                    Ok(Some(row)) if row.name == name => remove_files(&path)?,
+                    _ => {
+                        return Err(Error::Unknown(format!(
+                            "{} is not an Indexa database; it was left as it is",
+                            path.display()
+                        )))
+                    }
+                }
+            }
+            None => {}
         }
         Ok(version)
     }
 
-    fn remove(&self, name: &str, shared: &Arc<DatabaseShared>) {
+    fn remove(&self, name: &str, shared: &Arc<DatabaseShared>) -> Result<()> {
+        shared.mark_deleted()?;
         lock(&self.open).remove(name);
-        shared.mark_deleted();
-        let _ = remove_files(&shared.path);
+        remove_files(&shared.path)
     }
 }
 

@@ -6,7 +6,7 @@ use std::cmp::Ordering;
 
 use crate::error::{Error, Result};
 use crate::utf16::Utf16String;
-use crate::value::Value;
+use crate::value::{time_clip, Value};
 
 /// A valid IndexedDB key.
 ///
@@ -44,15 +44,18 @@ impl Key {
         Ok(Key::Number(if n == 0.0 { 0.0 } else { n }))
     }
 
-    /// A date key from milliseconds since the Unix epoch; `-0.0` becomes `+0.0`.
+    /// A date key from milliseconds since the Unix epoch, as a Date holds them: the value
+    /// goes through [`time_clip`] (truncated toward zero; `-0.0` becomes `+0.0`).
     ///
     /// # Errors
-    /// [`Error::Data`] if `ms` is NaN (an invalid Date).
+    /// [`Error::Data`] if that gives NaN: `ms` is NaN, infinite or beyond ±8.64e15 (an
+    /// invalid Date).
     pub fn date(ms: f64) -> Result<Key> {
-        if ms.is_nan() {
+        let clipped = time_clip(ms);
+        if clipped.is_nan() {
             return Err(Error::Data("an invalid Date is not a valid key".into()));
         }
-        Ok(Key::Date(if ms == 0.0 { 0.0 } else { ms }))
+        Ok(Key::Date(clipped))
     }
 
     /// A string key from Rust text.
@@ -243,6 +246,11 @@ mod tests {
         }
         assert_eq!(Key::number(f64::NAN).unwrap_err().name(), "DataError");
         assert_eq!(Key::date(f64::NAN).unwrap_err().name(), "DataError");
+        assert_eq!(Key::date(8.64e15 + 1.0).unwrap_err().name(), "DataError");
+        assert_eq!(Key::date(f64::INFINITY).unwrap_err().name(), "DataError");
+        assert_eq!(Key::date(1.5).unwrap(), Key::Date(1.0));
+        assert_eq!(Key::date(-1.5).unwrap(), Key::Date(-1.0));
+        assert!(matches!(Key::date(-0.5).unwrap(), Key::Date(z) if z.is_sign_positive()));
     }
 
     #[test]

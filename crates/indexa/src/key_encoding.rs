@@ -345,7 +345,14 @@ pub(crate) mod tests {
         ];
         let leaf = prop_oneof![
             number.clone().prop_map(|n| Key::number(n).unwrap()),
-            number.prop_map(|n| Key::date(n).unwrap()),
+            prop_oneof![
+                Just(0.0),
+                Just(-8.64e15),
+                Just(8.64e15),
+                -1e13f64..1e13,
+                any::<i32>().prop_map(f64::from),
+            ]
+            .prop_map(|n| Key::date(n).unwrap()),
             proptest::collection::vec(unit, 0..5)
                 .prop_map(|u| Key::String(Utf16String::from_units(u))),
             proptest::collection::vec(

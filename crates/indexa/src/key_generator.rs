@@ -97,7 +97,7 @@ mod tests {
         // put("i") → 10; put("j", [1000]); put("k") → 11.
         let mut g = KeyGenerator::new();
         let mut seen = Vec::new();
-        let mut explicit = |g: &mut KeyGenerator, k: Key| g.possibly_update_key_generator(&k);
+        let explicit = |g: &mut KeyGenerator, k: Key| g.possibly_update_key_generator(&k);
         seen.push(g.generate_key().unwrap());
         explicit(&mut g, Key::from(3));
         seen.push(g.generate_key().unwrap());

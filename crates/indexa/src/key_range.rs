@@ -142,7 +142,7 @@ impl KeyRange {
         KeyRange(Repr::Prefix(prefix.into()))
     }
 
-    /// The lower bound, if any (for a prefix range: the prefix itself).
+    /// The lower bound, if any (`None` for a prefix range, whose bounds are not keys).
     pub fn lower(&self) -> Option<&Key> {
         match &self.0 {
             Repr::Bounds { lower, .. } => lower.as_ref(),

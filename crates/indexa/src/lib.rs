@@ -55,7 +55,7 @@ mod value_serde;
 pub use cursor::{Cursor, CursorDirection};
 pub use database::Database;
 pub use error::{Error, Result};
-pub use factory::{DatabaseInfo, Factory};
+pub use factory::{DatabaseInfo, Factory, MAX_VERSION};
 pub use index::Index;
 pub use key::{compare_two_keys, convert_value_to_key, Key};
 pub use key_encoding::{
@@ -73,7 +73,7 @@ pub use query::{Query, Record};
 pub use text::{key_to_text, parse_key, parse_value, value_to_text, write_value, MAX_TEXT_DEPTH};
 pub use transaction::{Durability, Transaction, TransactionMode};
 pub use utf16::Utf16String;
-pub use value::{Object, Value};
+pub use value::{time_clip, Object, Value};
 pub use value_codec::{
     decode_value, encode_value, encode_value_into, MAX_VALUE_DEPTH, VALUE_FORMAT_VERSION,
 };

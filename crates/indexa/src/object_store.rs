@@ -138,12 +138,6 @@ impl<'t> ObjectStore<'t> {
         no_overwrite: bool,
     ) -> Result<Key> {
         self.tx.check_writable()?;
-        if value.nests_deeper_than(MAX_VALUE_DEPTH - 1) {
-            return Err(Error::Data(format!(
-                "the value nests arrays and objects deeper than {} levels",
-                MAX_VALUE_DEPTH - 1
-            )));
-        }
         self.with_meta(|meta| {
             let mut generator = if meta.auto_increment {
                 Some(self.tx.key_generator(meta.id)?)
@@ -204,6 +198,13 @@ impl<'t> ObjectStore<'t> {
                     }
                 },
             };
+            // Checked after injection, which may have added levels.
+            if value.nests_deeper_than(MAX_VALUE_DEPTH - 1) {
+                return Err(Error::Data(format!(
+                    "the value nests arrays and objects deeper than {} levels",
+                    MAX_VALUE_DEPTH - 1
+                )));
+            }
             let encoded_key = encode_key(&key);
             let encoded_value = encode_value(&value);
             let new_entries: Vec<(&IndexMeta, Vec<Vec<u8>>)> = meta

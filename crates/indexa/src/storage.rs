@@ -81,6 +81,7 @@ impl<T> SqlResult<T> for rusqlite::Result<T> {
 /// Opens (creating if needed) the SQLite file of a database, in WAL mode.
 pub(crate) fn open_connection(path: &Path) -> Result<Connection> {
     let conn = Connection::open(path).sql()?;
+    refuse_foreign_file(&conn)?;
     conn.set_prepared_statement_cache_capacity(128);
     conn.busy_timeout(std::time::Duration::from_secs(30))
         .sql()?;
@@ -95,6 +96,31 @@ pub(crate) fn open_connection(path: &Path) -> Result<Connection> {
     conn.execute_batch("PRAGMA foreign_keys=OFF; PRAGMA cache_size=-16000;")
         .sql()?;
     Ok(conn)
+}
+
+/// Fails for a SQLite file that holds tables but not Indexa's, before anything (even the
+/// journal mode) is changed in it.
+fn refuse_foreign_file(conn: &Connection) -> Result<()> {
+    let tables: i64 = conn
+        .query_row(
+            "SELECT COUNT(*) FROM sqlite_master WHERE type = 'table' AND name <> 'database'",
+            [],
+            |r| r.get(0),
+        )
+        .sql()?;
+    let ours: i64 = conn
+        .query_row(
+            "SELECT COUNT(*) FROM sqlite_master WHERE type = 'table' AND name = 'database'",
+            [],
+            |r| r.get(0),
+        )
+        .sql()?;
+    if tables > 0 && ours == 0 {
+        return Err(Error::Unknown(
+            "the file is a SQLite database but not an Indexa database; it was left as it is".into(),
+        ));
+    }
+    Ok(())
 }
 
 /// The row describing the database file.
@@ -231,6 +257,22 @@ pub(crate) fn begin(conn: &Connection, write: bool, synchronous_full: bool) -> R
 
 pub(crate) fn commit(conn: &Connection) -> Result<()> {
     conn.execute_batch("COMMIT").sql()
+}
+
+/// Opens a savepoint inside the running transaction (savepoints nest).
+pub(crate) fn savepoint(conn: &Connection) -> Result<()> {
+    conn.execute_batch("SAVEPOINT request").sql()
+}
+
+/// Keeps the changes since the innermost savepoint and closes it.
+pub(crate) fn release_savepoint(conn: &Connection) -> Result<()> {
+    conn.execute_batch("RELEASE request").sql()
+}
+
+/// Undoes the changes since the innermost savepoint and closes it.
+pub(crate) fn rollback_to_savepoint(conn: &Connection) -> Result<()> {
+    conn.execute_batch("ROLLBACK TO request; RELEASE request")
+        .sql()
 }
 
 /// Rolls back; a connection with no open transaction is left alone.

@@ -8,7 +8,8 @@
 //!   [`Value::Number`] (`-0` reads as `-0.0`, a number too large for `f64` as ±Infinity).
 //! - An object with exactly one member whose name is one of the five tag names is a tagged
 //!   value:
-//!   - `{"$date": ms}` is a [`Value::Date`]; `ms` is a number or a `$number` tag, so invalid
+//!   - `{"$date": ms}` is a [`Value::Date`] holding `TimeClip(ms)` ([`crate::time_clip`]:
+//!     truncated, NaN beyond ±8.64e15); `ms` is a number or a `$number` tag, so invalid
 //!     dates round-trip as `{"$date":{"$number":"NaN"}}`;
 //!   - `{"$binary": "base64"}` is a [`Value::Binary`] (standard alphabet, padded, canonical);
 //!   - `{"$undefined": true}` is [`Value::Undefined`];
@@ -40,7 +41,7 @@ use base64::Engine as _;
 use crate::error::{Error, Result};
 use crate::key::{convert_value_to_key, Key};
 use crate::utf16::Utf16String;
-use crate::value::{Object, Value};
+use crate::value::{time_clip, Object, Value};
 
 /// The deepest nesting of arrays and objects (tag objects included) [`parse_value`] accepts:
 /// the same as [`crate::MAX_VALUE_DEPTH`], so every stored value can be written out and read
@@ -325,7 +326,7 @@ fn resolve(parsed: Parsed) -> Result<Value> {
 /// The value `{"<tag>": payload}` (at byte `at`) stands for; `tag` is not `$object`.
 fn interpret(tag: Tag, at: usize, payload: Value) -> Result<Value> {
     match (tag, payload) {
-        (Tag::Date, Value::Number(ms)) => Ok(Value::Date(ms)),
+        (Tag::Date, Value::Number(ms)) => Ok(Value::Date(time_clip(ms))),
         (Tag::Date, _) => Err(bad_payload(tag, at, "a number or a $number tag")),
         (Tag::Binary, Value::String(s)) => s
             .to_string()
@@ -713,6 +714,11 @@ mod tests {
     #[test]
     fn tagged_values() {
         assert_eq!(parse_value(r#"{"$date":1}"#).unwrap(), Value::Date(1.0));
+        // A Date holds a time-clipped value.
+        assert_eq!(parse_value(r#"{"$date":1.5}"#).unwrap(), Value::Date(1.0));
+        assert!(
+            matches!(parse_value(r#"{"$date":8640000000000001}"#).unwrap(), Value::Date(ms) if ms.is_nan())
+        );
         assert_eq!(text(&Value::Date(1.5)), r#"{"$date":1.5}"#);
         let nan_date = parse_value(r#"{"$date":{"$number":"NaN"}}"#).unwrap();
         assert!(matches!(nan_date, Value::Date(ms) if ms.is_nan()));

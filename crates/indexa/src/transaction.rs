@@ -44,7 +44,7 @@ impl TransactionMode {
 /// How hard a commit works to survive a power loss (`IDBTransactionDurability`).
 ///
 /// Every mode survives a crash of the process once [`Transaction::commit`] returned; they
-/// differ on power loss or an operating-system crash (see RELIABILITY.md):
+/// differ on power loss or an operating-system crash (see RELIABILITY.md).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
 pub enum Durability {
     /// The default: the same as [`Durability::Strict`] in Indexa.
@@ -301,6 +301,42 @@ impl Transaction {
     fn release(&self) {
         if let Some((conn, kind)) = self.conn.borrow_mut().take() {
             self.shared.return_connection(conn, kind);
+        }
+    }
+
+    /// Runs `f` as one request: if it returns an error, every change it made — records,
+    /// index entries, key generators and, in an upgrade, object stores and indexes — is
+    /// undone and the transaction stays usable (like a failed request whose error event
+    /// called `preventDefault()`). Single requests ([`ObjectStore::put`] …) are already
+    /// atomic; this groups several, e.g. the steps of a cursor walk.
+    ///
+    /// # Errors
+    /// The error of `f`; [`Error::TransactionInactive`] if the transaction has finished;
+    /// [`Error::Unknown`] if storage fails to open or close the savepoint (the transaction is
+    /// then aborted). If `f` itself finished the transaction, its result is returned as is.
+    pub fn atomically<R>(&self, f: impl FnOnce(&Transaction) -> Result<R>) -> Result<R> {
+        let (schema, generators) = {
+            self.check_active()?;
+            let state = self.state.borrow();
+            (state.schema.clone(), state.generators.clone())
+        };
+        self.mutate(storage::savepoint)?;
+        let result = f(self);
+        if self.is_finished() {
+            return result;
+        }
+        match result {
+            Ok(r) => {
+                self.mutate(storage::release_savepoint)?;
+                Ok(r)
+            }
+            Err(e) => {
+                self.mutate(storage::rollback_to_savepoint)?;
+                let mut state = self.state.borrow_mut();
+                state.schema = schema;
+                state.generators = generators;
+                Err(e)
+            }
         }
     }
 

@@ -127,7 +127,9 @@ mod tests {
     #[test]
     fn compares_by_code_unit_not_code_point() {
         // U+1D11E is D834 DD1E in UTF-16, below U+FFFD; by code point it would be above.
-        assert!(Utf16String::from("\u{1D11E}") < Utf16String::from("\u{FFFD}"));
+        let clef = Utf16String::from("\u{1D11E}");
+        let replacement = Utf16String::from("\u{FFFD}");
+        assert!(clef < replacement);
     }
 
     #[test]

@@ -9,6 +9,16 @@ use indexmap::IndexMap;
 use crate::key::Key;
 use crate::utf16::Utf16String;
 
+/// ECMAScript's TimeClip (<https://tc39.es/ecma262/#sec-timeclip>): the time value a Date
+/// really holds. Milliseconds beyond ±8.64e15 (or not finite) give NaN, an invalid Date;
+/// others are truncated toward zero, with `-0` becoming `+0`.
+pub fn time_clip(ms: f64) -> f64 {
+    if !ms.is_finite() || ms.abs() > 8.64e15 {
+        return f64::NAN;
+    }
+    ms.trunc() + 0.0
+}
+
 /// An object's own properties, in insertion order.
 pub type Object = IndexMap<Utf16String, Value>;
 

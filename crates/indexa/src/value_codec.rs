@@ -564,7 +564,7 @@ pub(crate) mod testing {
             Just(Value::Null),
             any::<bool>().prop_map(Value::Bool),
             number().prop_map(Value::Number),
-            number().prop_map(Value::Date),
+            number().prop_map(|n| Value::Date(crate::value::time_clip(n))),
             units().prop_map(Value::String),
             prop::collection::vec(any::<u8>(), 0..8).prop_map(Value::Binary),
         ];

@@ -473,3 +473,210 @@ fn values_too_deep_to_read_back_are_refused() {
     );
     assert_eq!(other.count(None).unwrap(), 1);
 }
+
+#[test]
+fn atomically_undoes_a_group_of_requests_that_fails() {
+    let (_f, db) = factory_with_store();
+    let tx = db
+        .transaction(&["s", "other"], TransactionMode::ReadWrite)
+        .unwrap();
+    let other = tx.object_store("other").unwrap();
+    assert_eq!(other.put(v("1"), None).unwrap(), Key::from(1));
+    let err = tx
+        .atomically(|tx| {
+            let other = tx.object_store("other")?;
+            assert_eq!(other.put(v("2"), None)?, Key::from(2));
+            tx.object_store("s")?
+                .put(v(r#"{"id":1,"email":"a@x","tags":["t"]}"#), None)?;
+            other.put(v("3"), Some(Key::from("x")))?;
+            Err::<(), _>(indexa::Error::Data("stop".into()))
+        })
+        .unwrap_err();
+    assert_eq!(err.name(), "DataError");
+    // Records, index entries and the key generator are as before the group.
+    assert_eq!(other.count(None).unwrap(), 1);
+    assert_eq!(tx.object_store("s").unwrap().count(None).unwrap(), 0);
+    assert_eq!(
+        tx.object_store("s")
+            .unwrap()
+            .index("tags")
+            .unwrap()
+            .count(None)
+            .unwrap(),
+        0
+    );
+    assert_eq!(other.put(v("2"), None).unwrap(), Key::from(2));
+    // A group that succeeds keeps its changes.
+    let key = tx
+        .atomically(|tx| tx.object_store("other")?.put(v("3"), None))
+        .unwrap();
+    assert_eq!(key, Key::from(3));
+    tx.commit().unwrap();
+    let tx = db
+        .transaction(&["other"], TransactionMode::ReadOnly)
+        .unwrap();
+    assert_eq!(tx.object_store("other").unwrap().count(None).unwrap(), 3);
+    assert_eq!(
+        tx.object_store("other").unwrap().current_number().unwrap(),
+        Some(4)
+    );
+}
+
+#[test]
+fn atomically_restores_the_schema_in_an_upgrade() {
+    let factory = Factory::temporary().unwrap();
+    factory
+        .open("db", Some(1), |tx, _, _| {
+            tx.create_object_store("keep", None, false)?;
+            let err = tx
+                .atomically(|tx| {
+                    tx.create_object_store("gone", None, false)?;
+                    tx.delete_object_store("keep")?;
+                    Err::<(), _>(indexa::Error::Constraint("no".into()))
+                })
+                .unwrap_err();
+            assert_eq!(err.name(), "ConstraintError");
+            assert_eq!(tx.object_store_names(), ["keep"]);
+            Ok(())
+        })
+        .unwrap();
+    let db = factory.open("db", None, |_, _, _| Ok(())).unwrap();
+    assert_eq!(db.object_store_names(), ["keep"]);
+}
+
+#[test]
+fn files_that_are_not_indexa_databases_are_left_alone() {
+    let dir = tempfile::tempdir().unwrap();
+    let factory = Factory::open_dir(dir.path()).unwrap();
+    // Someone else's SQLite file, and garbage, under database names.
+    let foreign = dir.path().join("db-other.indexa");
+    {
+        let c = rusqlite::Connection::open(&foreign).unwrap();
+        c.execute_batch("CREATE TABLE t(x); INSERT INTO t VALUES (42);")
+            .unwrap();
+    }
+    let garbage = dir.path().join("db-bad.indexa");
+    std::fs::write(&garbage, b"garbage").unwrap();
+    let before = std::fs::read(&foreign).unwrap();
+    for name in ["other", "bad"] {
+        let err = factory
+            .open(name, Some(1), |tx, _, _| {
+                tx.create_object_store("s", None, false).map(|_| ())
+            })
+            .unwrap_err();
+        assert_eq!(err.name(), "UnknownError", "{name}");
+        assert_eq!(
+            factory.delete_database(name).unwrap_err().name(),
+            "UnknownError",
+            "{name}"
+        );
+    }
+    assert_eq!(std::fs::read(&foreign).unwrap(), before);
+    assert_eq!(std::fs::read(&garbage).unwrap(), b"garbage");
+    assert!(factory.databases().unwrap().is_empty());
+}
+
+#[test]
+fn versions_above_2_pow_53_minus_1_are_type_errors() {
+    let factory = Factory::temporary().unwrap();
+    assert_eq!(
+        factory
+            .open("db", Some(indexa::MAX_VERSION + 1), |_, _, _| Ok(()))
+            .unwrap_err()
+            .name(),
+        "TypeError"
+    );
+    let db = factory
+        .open("db", Some(indexa::MAX_VERSION), |_, _, _| Ok(()))
+        .unwrap();
+    assert_eq!(db.version(), indexa::MAX_VERSION);
+}
+
+#[test]
+fn deleting_a_database_from_its_own_writer_thread_is_refused() {
+    let (factory, db) = factory_with_store();
+    let tx = db.transaction(&["s"], TransactionMode::ReadWrite).unwrap();
+    assert_eq!(
+        factory.delete_database("db").unwrap_err().name(),
+        "InvalidStateError"
+    );
+    // Nothing was deleted: the transaction goes on and commits.
+    tx.object_store("s")
+        .unwrap()
+        .put(v(r#"{"id":1}"#), None)
+        .unwrap();
+    tx.commit().unwrap();
+    assert_eq!(factory.delete_database("db").unwrap(), 1);
+}
+
+#[test]
+fn injection_cannot_make_a_value_too_deep_to_read_back() {
+    let factory = Factory::temporary().unwrap();
+    let deep_path = vec!["a"; indexa::MAX_VALUE_DEPTH].join(".");
+    let db = factory
+        .open("db", Some(1), |tx, _, _| {
+            tx.create_object_store("s", Some(KeyPath::parse(&deep_path)?), true)
+                .map(|_| ())
+        })
+        .unwrap();
+    let tx = db.transaction(&["s"], TransactionMode::ReadWrite).unwrap();
+    let s = tx.object_store("s").unwrap();
+    assert_eq!(s.add(v("{}"), None).unwrap_err().name(), "DataError");
+    assert_eq!(s.count(None).unwrap(), 0);
+    assert_eq!(s.current_number().unwrap(), Some(1));
+}
+
+#[test]
+fn begin_upgrade_returns_the_open_versionchange_transaction() {
+    let factory = Factory::temporary().unwrap();
+    assert_eq!(factory.version("lib").unwrap(), 0);
+    let (db, upgrade) = factory.begin_upgrade("lib", 2).unwrap();
+    let (tx, old) = upgrade.expect("a missing database is upgraded");
+    assert_eq!(old, 0);
+    assert_eq!(tx.mode(), TransactionMode::VersionChange);
+    tx.create_object_store("books", None, true).unwrap();
+    assert_eq!(
+        tx.object_store("books")
+            .unwrap()
+            .put(Value::from("a"), None)
+            .unwrap(),
+        Key::from(1)
+    );
+    // Nothing is published before the commit.
+    assert_eq!(db.version(), 0);
+    tx.commit().unwrap();
+    assert_eq!(db.version(), 2);
+    assert_eq!(factory.version("lib").unwrap(), 2);
+    assert_eq!(db.object_store_names(), vec!["books".to_string()]);
+
+    // Already at the version: no transaction.
+    let (_db2, none) = factory.begin_upgrade("lib", 2).unwrap();
+    assert!(none.is_none());
+    // Below it: VersionError; version 0: TypeError.
+    assert_eq!(
+        factory.begin_upgrade("lib", 1).unwrap_err().name(),
+        "VersionError"
+    );
+    assert_eq!(
+        factory.begin_upgrade("lib", 0).unwrap_err().name(),
+        "TypeError"
+    );
+}
+
+#[test]
+fn an_aborted_begin_upgrade_leaves_the_database_as_before() {
+    let factory = Factory::temporary().unwrap();
+    let (_db, upgrade) = factory.begin_upgrade("fresh", 1).unwrap();
+    let (tx, _) = upgrade.unwrap();
+    tx.create_object_store("s", None, false).unwrap();
+    tx.abort();
+    assert_eq!(factory.version("fresh").unwrap(), 0);
+    assert!(factory.databases().unwrap().is_empty());
+    // The next open upgrades from 0 again, without the aborted store.
+    let (db, upgrade) = factory.begin_upgrade("fresh", 3).unwrap();
+    let (tx, old) = upgrade.unwrap();
+    assert_eq!(old, 0);
+    assert!(tx.object_store_names().is_empty());
+    tx.commit().unwrap();
+    assert_eq!(db.version(), 3);
+}

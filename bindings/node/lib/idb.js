@@ -1,0 +1,985 @@
+'use strict';
+// The IndexedDB interfaces (https://www.w3.org/TR/IndexedDB-3/) over the native layer.
+
+const fs = require('node:fs');
+const native = require('./native.js');
+const { rethrow, named } = require('./errors.js');
+const { IDBEvent, IDBVersionChangeEvent, IDBEventTarget, defineHandlers, dispatch } = require('./events.js');
+const { IDBKeyRange, toRange, cmp } = require('./keyrange.js');
+const { cloneForStorage, revive } = require('./values.js');
+
+const internal = Symbol('internal');
+let nextTxId = 1;
+let nextCursorId = 1;
+
+function illegal() {
+  throw new TypeError('Illegal constructor');
+}
+
+function enforceRangeUnsigned(value, max, what) {
+  const n = Number(value);
+  if (!Number.isFinite(n) || n < 0 || n > max) throw new TypeError(`${what} is out of range`);
+  return Math.trunc(n);
+}
+
+function keyPathOf(kp) {
+  if (kp === null || kp === undefined) return null;
+  if (Array.isArray(kp)) return kp.map(String);
+  return String(kp);
+}
+
+function copyKeyPath(kp) {
+  return Array.isArray(kp) ? kp.slice() : kp;
+}
+
+class DOMStringList extends Array {
+  static get [Symbol.species]() { return Array; }
+  contains(s) { return this.includes(String(s)); }
+  item(i) { return i >= 0 && i < this.length ? this[i] : null; }
+}
+
+function stringList(names) {
+  const list = new DOMStringList();
+  for (const n of [...names].sort(compareStrings)) list.push(n);
+  return list;
+}
+
+function compareStrings(a, b) {
+  // Code-unit order, as the spec sorts names.
+  return a < b ? -1 : a > b ? 1 : 0;
+}
+
+// ---- the connection to the native worker ----
+
+class Connection {
+  constructor(factory) {
+    this.pending = new Map();
+    this.nextId = 1;
+    this.busy = 0;
+    this.native = new native.NativeConnection(factory, (replies) => this.onReplies(replies));
+  }
+
+  /** Calls native method `method` with a fresh op id; `done(errorName, result)` gets the reply. */
+  submit(method, args, done) {
+    const id = this.nextId++;
+    try {
+      this.native[method](id, ...args);
+    } catch (e) {
+      throw rethrow(e);
+    }
+    this.pending.set(id, done);
+    if (this.busy++ === 0) this.native.setBusy(true);
+  }
+
+  onReplies(replies) {
+    for (let i = 0; i < replies.length; i += 3) {
+      const done = this.pending.get(replies[i]);
+      this.pending.delete(replies[i]);
+      this.busy--;
+      done(replies[i + 1], replies[i + 2]);
+    }
+    if (this.busy === 0) this.native.setBusy(false);
+  }
+}
+
+// ---- IDBRequest ----
+
+class IDBRequest extends IDBEventTarget {
+  constructor() { illegal(); }
+  get result() {
+    if (this[internal].readyState !== 'done') throw new DOMException('the request is pending', 'InvalidStateError');
+    return this[internal].result;
+  }
+  get error() {
+    if (this[internal].readyState !== 'done') throw new DOMException('the request is pending', 'InvalidStateError');
+    return this[internal].error;
+  }
+  get source() { return this[internal].source; }
+  get transaction() { return this[internal].transaction; }
+  get readyState() { return this[internal].readyState; }
+}
+defineHandlers(IDBRequest, ['success', 'error']);
+
+class IDBOpenDBRequest extends IDBRequest {}
+defineHandlers(IDBOpenDBRequest, ['blocked', 'upgradeneeded']);
+
+function newRequest(cls, source, transaction) {
+  const r = Object.create(cls.prototype);
+  initTarget(r);
+  r[internal] = { readyState: 'pending', result: undefined, error: null, source, transaction };
+  return r;
+}
+
+function initTarget(o) {
+  // Runs IDBEventTarget's field setup on an object made without its constructor.
+  const t = new IDBEventTarget();
+  for (const s of Object.getOwnPropertySymbols(t)) o[s] = t[s];
+}
+
+// ---- IDBFactory ----
+
+/**
+ * `IDBFactory`. `new IDBFactory({ dir })` keeps databases in `dir` (created if missing);
+ * without `dir` it uses `$INDEXA_DATA_DIR` when set, else a private temporary directory
+ * removed at exit (the in-memory mode). `{ memory: true }` forces the latter.
+ */
+class IDBFactory {
+  constructor(options = {}) {
+    const dir = options.memory ? undefined : (options.dir || process.env.INDEXA_DATA_DIR || undefined);
+    const nf = new native.NativeFactory(dir);
+    if (dir === undefined) {
+      const tmp = nf.dir;
+      process.once('exit', () => fs.rmSync(tmp, { recursive: true, force: true }));
+    }
+    this[internal] = { native: nf, entries: new Map() };
+  }
+
+  open(name, version) {
+    name = String(name);
+    if (version !== undefined) {
+      version = enforceRangeUnsigned(version, Number.MAX_SAFE_INTEGER, 'version');
+      if (version === 0) throw new TypeError('the version must be at least 1');
+    }
+    const request = newRequest(IDBOpenDBRequest, null, null);
+    const entry = this._entry(name);
+    enqueue(entry, () => runOpen(this, entry, name, version, request));
+    return request;
+  }
+
+  deleteDatabase(name) {
+    name = String(name);
+    const request = newRequest(IDBOpenDBRequest, null, null);
+    const entry = this._entry(name);
+    enqueue(entry, () => runDelete(this, entry, name, request));
+    return request;
+  }
+
+  databases() {
+    return this[internal].native.databases();
+  }
+
+  cmp(first, second) {
+    return cmp(first, second);
+  }
+
+  _entry(name) {
+    const entries = this[internal].entries;
+    let e = entries.get(name);
+    if (!e) {
+      e = { name, queue: [], running: false, connections: new Set(), txs: [] };
+      entries.set(name, e);
+    }
+    return e;
+  }
+}
+
+function enqueue(entry, job) {
+  entry.queue.push(job);
+  if (!entry.running) next(entry);
+}
+
+function next(entry) {
+  const job = entry.queue.shift();
+  if (!job) {
+    entry.running = false;
+    return;
+  }
+  entry.running = true;
+  setImmediate(() => {
+    job().catch((e) => process.nextTick(() => { throw e; })).finally(() => next(entry));
+  });
+}
+
+function fireRequestError(request, error) {
+  const ri = request[internal];
+  ri.readyState = 'done';
+  ri.result = undefined;
+  ri.error = error;
+  dispatch(new IDBEvent('error', { bubbles: true, cancelable: true }), [request]);
+}
+
+/** Fires versionchange at the other open connections and waits until they are closed. */
+async function closeOthers(entry, oldVersion, newVersion, request, except) {
+  const others = [...entry.connections].filter((c) => c !== except && !c[internal].closePending);
+  for (const c of others) {
+    if (c[internal].closePending) continue;
+    dispatch(new IDBVersionChangeEvent('versionchange', { oldVersion, newVersion }), [c]);
+  }
+  if (others.some((c) => !c[internal].closePending)) {
+    dispatch(new IDBVersionChangeEvent('blocked', { oldVersion, newVersion }), [request]);
+  }
+  await Promise.all(others.map((c) => c[internal].closed));
+}
+
+function nativeCall(promise) {
+  return promise.catch((e) => { throw rethrow(e); });
+}
+
+async function runOpen(factory, entry, name, version, request) {
+  const fi = factory[internal];
+  let current;
+  try {
+    current = await nativeCall(fi.native.version(name));
+  } catch (e) {
+    return fireRequestError(request, e);
+  }
+  if (version === undefined) version = Math.max(current, 1);
+  if (version < current) {
+    return fireRequestError(request, new DOMException(`database ${JSON.stringify(name)} is at version ${current}, above the requested ${version}`, 'VersionError'));
+  }
+  if (version > current) await closeOthers(entry, current, version, request, null);
+  const conn = new Connection(fi.native);
+  const txId = nextTxId++;
+  const opened = await new Promise((resolve) => {
+    conn.submit('open', [txId, name, version], (err, result) => resolve([err, result]));
+  });
+  if (opened[0] !== null) {
+    conn.native.close();
+    return fireRequestError(request, named(opened[0], opened[1]));
+  }
+  const info = opened[1];
+  const db = newDatabase(factory, entry, conn, name, info);
+  entry.connections.add(db);
+  const ri = request[internal];
+  if (info.oldVersion === null) {
+    ri.readyState = 'done';
+    ri.result = db;
+    dispatch(new IDBEvent('success'), [request]);
+    return;
+  }
+  // The upgrade transaction: already begun in the engine.
+  const tx = newTransaction(db, null, 'versionchange', 'default', txId);
+  tx[internal].started = true;
+  tx[internal].oldVersion = info.oldVersion;
+  db[internal].upgrade = tx;
+  db[internal].version = version;
+  ri.readyState = 'done';
+  ri.result = db;
+  ri.transaction = tx;
+  tx[internal].openRequest = request;
+  const done = new Promise((resolve) => { tx[internal].onFinish = resolve; });
+  activate(tx);
+  const ev = new IDBVersionChangeEvent('upgradeneeded', { oldVersion: info.oldVersion, newVersion: version });
+  const { threw } = dispatch(ev, [request]);
+  if (threw) abortTransaction(tx, new DOMException('an upgradeneeded handler threw', 'AbortError'));
+  const committed = await done;
+  db[internal].upgrade = null;
+  ri.transaction = null;
+  if (committed) {
+    dispatch(new IDBEvent('success'), [request]);
+  } else {
+    ri.result = undefined;
+    closeConnection(db);
+    fireRequestError(request, new DOMException('the upgrade transaction was aborted', 'AbortError'));
+  }
+}
+
+async function runDelete(factory, entry, name, request) {
+  const fi = factory[internal];
+  let old;
+  try {
+    const current = await nativeCall(fi.native.version(name));
+    await closeOthers(entry, current, null, request, null);
+    old = await nativeCall(fi.native.deleteDatabase(name));
+  } catch (e) {
+    return fireRequestError(request, e);
+  }
+  const ri = request[internal];
+  ri.readyState = 'done';
+  ri.result = undefined;
+  dispatch(new IDBVersionChangeEvent('success', { oldVersion: old, newVersion: null }), [request]);
+}
+
+// ---- IDBDatabase ----
+
+class IDBDatabase extends IDBEventTarget {
+  constructor() { illegal(); }
+  get name() { return this[internal].name; }
+  get version() { return this[internal].version; }
+  get objectStoreNames() { return stringList(this[internal].schema.keys()); }
+
+  transaction(storeNames, mode = 'readonly', options = {}) {
+    const di = this[internal];
+    if (mode !== 'readonly' && mode !== 'readwrite') {
+      throw new TypeError(`${JSON.stringify(mode)} is not a transaction mode`);
+    }
+    const durability = options && options.durability !== undefined ? String(options.durability) : 'default';
+    if (!['default', 'strict', 'relaxed'].includes(durability)) {
+      throw new TypeError(`${JSON.stringify(durability)} is not a transaction durability`);
+    }
+    if (di.closePending) throw new DOMException('the connection is closed', 'InvalidStateError');
+    if (di.upgrade && di.upgrade[internal].state !== 'finished') {
+      throw new DOMException('an upgrade transaction is running on this connection', 'InvalidStateError');
+    }
+    const names = typeof storeNames === 'string' ? [storeNames] : [...storeNames].map(String);
+    const scope = [...new Set(names)].sort(compareStrings);
+    for (const n of scope) {
+      if (!di.schema.has(n)) throw new DOMException(`no object store named ${JSON.stringify(n)}`, 'NotFoundError');
+    }
+    if (scope.length === 0) throw new DOMException('a transaction needs at least one object store', 'InvalidAccessError');
+    const tx = newTransaction(this, scope, mode, durability, nextTxId++);
+    di.conn.native.declare(tx[internal].id);
+    activate(tx);
+    schedule(di.entry);
+    return tx;
+  }
+
+  close() {
+    closeConnection(this);
+  }
+
+  createObjectStore(name, options = {}) {
+    const tx = upgradeTransaction(this);
+    name = String(name);
+    const keyPath = keyPathOf(options ? options.keyPath : null);
+    const autoIncrement = !!(options && options.autoIncrement);
+    if (keyPath !== null) validateKeyPath(keyPath);
+    const di = this[internal];
+    if (di.schema.has(name)) throw new DOMException(`an object store named ${JSON.stringify(name)} already exists`, 'ConstraintError');
+    if (autoIncrement && (keyPath === '' || Array.isArray(keyPath))) {
+      throw new DOMException('autoIncrement needs out-of-line keys or a non-empty string key path', 'InvalidAccessError');
+    }
+    schemaOp(tx, 'createStore', [name, keyPath === null ? undefined : keyPath, autoIncrement]);
+    const meta = { name, keyPath, autoIncrement, indexes: new Map(), deleted: false };
+    di.schema.set(name, meta);
+    return storeFor(tx, meta);
+  }
+
+  deleteObjectStore(name) {
+    const tx = upgradeTransaction(this);
+    name = String(name);
+    const di = this[internal];
+    const meta = di.schema.get(name);
+    if (!meta) throw new DOMException(`no object store named ${JSON.stringify(name)}`, 'NotFoundError');
+    schemaOp(tx, 'deleteStore', [name]);
+    di.schema.delete(name);
+    meta.deleted = true;
+    for (const ix of meta.indexes.values()) ix.deleted = true;
+  }
+}
+defineHandlers(IDBDatabase, ['abort', 'close', 'error', 'versionchange']);
+
+function validateKeyPath(kp) {
+  try {
+    native.validateKeyPath(kp);
+  } catch (e) {
+    throw rethrow(e);
+  }
+}
+
+function newDatabase(factory, entry, conn, name, info) {
+  const db = Object.create(IDBDatabase.prototype);
+  initTarget(db);
+  const schema = new Map();
+  for (const s of info.stores) {
+    const indexes = new Map();
+    for (const ix of s.indexes) indexes.set(ix.name, { ...ix, deleted: false });
+    schema.set(s.name, { name: s.name, keyPath: s.keyPath, autoIncrement: s.autoIncrement, indexes, deleted: false });
+  }
+  let resolveClosed;
+  const closed = new Promise((r) => { resolveClosed = r; });
+  db[internal] = {
+    factory, entry, conn, name, version: info.oldVersion === null ? info.version : info.oldVersion,
+    schema, closePending: false, closed, resolveClosed, txs: new Set(), upgrade: null, isClosed: false,
+  };
+  return db;
+}
+
+function closeConnection(db) {
+  const di = db[internal];
+  if (di.closePending) return;
+  di.closePending = true;
+  maybeClosed(db);
+}
+
+function maybeClosed(db) {
+  const di = db[internal];
+  if (!di.closePending || di.isClosed || di.txs.size > 0) return;
+  di.isClosed = true;
+  di.entry.connections.delete(db);
+  di.conn.native.close();
+  di.resolveClosed();
+}
+
+function upgradeTransaction(db) {
+  const tx = db[internal].upgrade;
+  if (!tx || tx[internal].state === 'finished') {
+    throw new DOMException('the schema can only change in an upgrade transaction', 'InvalidStateError');
+  }
+  if (tx[internal].state !== 'active') throw new DOMException('the upgrade transaction is not active', 'TransactionInactiveError');
+  return tx;
+}
+
+/** A schema change in the upgrade transaction; its failure aborts the transaction. */
+function schemaOp(tx, method, args) {
+  const ti = tx[internal];
+  ti.pending++;
+  ti.db[internal].conn.submit(method, [ti.id, ...args], (err, message) => {
+    ti.pending--;
+    if (ti.state === 'finished') return;
+    if (err !== null) abortTransaction(tx, named(err, message));
+    else maybeCommit(tx);
+  });
+}
+
+// ---- IDBTransaction ----
+
+class IDBTransaction extends IDBEventTarget {
+  constructor() { illegal(); }
+  get objectStoreNames() {
+    const ti = this[internal];
+    return stringList(ti.scope === null ? ti.db[internal].schema.keys() : ti.scope);
+  }
+  get mode() { return this[internal].mode; }
+  get durability() { return this[internal].durability; }
+  get db() { return this[internal].db; }
+  get error() { return this[internal].error; }
+
+  objectStore(name) {
+    const ti = this[internal];
+    if (ti.state === 'finished') throw new DOMException('the transaction has finished', 'InvalidStateError');
+    name = String(name);
+    const meta = ti.db[internal].schema.get(name);
+    if (!meta || (ti.scope !== null && !ti.scope.includes(name))) {
+      throw new DOMException(`object store ${JSON.stringify(name)} is not in the transaction's scope`, 'NotFoundError');
+    }
+    return storeFor(this, meta);
+  }
+
+  abort() {
+    const ti = this[internal];
+    if (ti.state === 'committing' || ti.state === 'finished') {
+      throw new DOMException('the transaction has finished', 'InvalidStateError');
+    }
+    abortTransaction(this, null);
+  }
+
+  commit() {
+    const ti = this[internal];
+    if (ti.state !== 'active') throw new DOMException('the transaction is not active', 'InvalidStateError');
+    commitTransaction(this);
+  }
+}
+defineHandlers(IDBTransaction, ['abort', 'complete', 'error']);
+
+function newTransaction(db, scope, mode, durability, id) {
+  const tx = Object.create(IDBTransaction.prototype);
+  initTarget(tx);
+  const di = db[internal];
+  tx[internal] = {
+    id, db, scope, mode, durability, state: 'active', error: null, pending: 0, requests: [],
+    started: false, stores: new Map(), deactivation: false, oldVersion: 0, openRequest: null,
+    onFinish: null, schemaBefore: mode === 'versionchange' ? snapshotSchema(di.schema) : null,
+  };
+  di.txs.add(tx);
+  di.entry.txs.push(tx);
+  return tx;
+}
+
+function snapshotSchema(schema) {
+  const copy = new Map();
+  for (const [n, s] of schema) {
+    copy.set(n, { meta: s, name: s.name, indexes: new Map([...s.indexes].map(([k, v]) => [k, { meta: v, name: v.name }])) });
+  }
+  return copy;
+}
+
+function restoreSchema(db, snapshot) {
+  const schema = new Map();
+  for (const [n, s] of snapshot) {
+    const meta = s.meta;
+    meta.name = s.name;
+    meta.deleted = false;
+    meta.indexes = new Map();
+    for (const [k, v] of s.indexes) {
+      v.meta.name = v.name;
+      v.meta.deleted = false;
+      meta.indexes.set(k, v.meta);
+    }
+    schema.set(n, meta);
+  }
+  for (const meta of db[internal].schema.values()) {
+    if (!schema.has(meta.name) || schema.get(meta.name) !== meta) meta.deleted = true;
+  }
+  db[internal].schema = schema;
+}
+
+function scopeOverlaps(a, b) {
+  const sa = a[internal].scope;
+  const sb = b[internal].scope;
+  if (sa === null || sb === null) return true;
+  return sa.some((n) => sb.includes(n));
+}
+
+/** Starts every transaction of the database that the spec's scheduling rules allow. */
+function schedule(entry) {
+  const txs = entry.txs;
+  for (let i = 0; i < txs.length; i++) {
+    const t = txs[i];
+    const ti = t[internal];
+    if (ti.started) continue;
+    let ok = true;
+    for (let j = 0; j < i && ok; j++) {
+      const u = txs[j];
+      if (scopeOverlaps(u, t) && (u[internal].mode !== 'readonly' || ti.mode !== 'readonly')) ok = false;
+    }
+    if (ok && ti.mode !== 'readonly') {
+      ok = !txs.some((u) => u !== t && u[internal].started && u[internal].mode !== 'readonly');
+    }
+    if (!ok) continue;
+    ti.started = true;
+    const di = ti.db[internal];
+    di.conn.submit('begin', [ti.id, ti.scope, ti.mode, ti.durability], (err, message) => {
+      if (err !== null && ti.state !== 'finished') abortTransaction(t, named(err, message));
+    });
+  }
+}
+
+function activate(tx) {
+  const ti = tx[internal];
+  if (ti.state === 'inactive') ti.state = 'active';
+  if (!ti.deactivation) {
+    ti.deactivation = true;
+    setImmediate(() => {
+      ti.deactivation = false;
+      if (ti.state === 'active') ti.state = 'inactive';
+      maybeCommit(tx);
+    });
+  }
+}
+
+function maybeCommit(tx) {
+  const ti = tx[internal];
+  if (ti.state === 'inactive' && ti.pending === 0) commitTransaction(tx);
+}
+
+function commitTransaction(tx) {
+  const ti = tx[internal];
+  ti.state = 'committing';
+  ti.db[internal].conn.submit('commit', [ti.id], (err, message) => {
+    if (ti.state === 'finished') return;
+    if (err !== null) {
+      abortTransaction(tx, named(err, message), true);
+      return;
+    }
+    ti.state = 'finished';
+    if (ti.mode === 'versionchange') ti.db[internal].version = ti.db[internal].version;
+    finished(tx);
+    dispatch(new IDBEvent('complete'), [tx]);
+    if (ti.onFinish) ti.onFinish(true);
+  });
+}
+
+/** Removes a finished transaction from scheduling and lets its connection close. */
+function finished(tx) {
+  const ti = tx[internal];
+  const di = ti.db[internal];
+  di.txs.delete(tx);
+  const i = di.entry.txs.indexOf(tx);
+  if (i >= 0) di.entry.txs.splice(i, 1);
+  schedule(di.entry);
+  maybeClosed(ti.db);
+}
+
+/**
+ * "Abort a transaction": every pending request fails with AbortError, then `abort` fires
+ * (bubbling to the connection). `engineDone` when the engine already rolled back.
+ */
+function abortTransaction(tx, error, engineDone = false) {
+  const ti = tx[internal];
+  if (ti.state === 'finished') return;
+  ti.state = 'finished';
+  ti.error = error;
+  const db = ti.db;
+  if (ti.mode === 'versionchange') {
+    restoreSchema(db, ti.schemaBefore);
+    db[internal].version = ti.oldVersion;
+  }
+  const afterEngine = () => {
+    finished(tx);
+    setImmediate(() => {
+      for (const r of ti.requests) {
+        const ri = r[internal];
+        if (ri.readyState === 'done' && !ri.again) continue;
+        ri.readyState = 'done';
+        ri.result = undefined;
+        ri.error = new DOMException('the transaction was aborted', 'AbortError');
+        dispatch(new IDBEvent('error', { bubbles: true, cancelable: true }), [r, tx, db]);
+      }
+      dispatch(new IDBEvent('abort', { bubbles: true }), [tx, db]);
+      if (ti.onFinish) ti.onFinish(false);
+    });
+  };
+  if (engineDone) afterEngine();
+  else db[internal].conn.submit('abort', [ti.id], () => afterEngine());
+}
+
+// ---- requests inside a transaction ----
+
+function checkActive(tx) {
+  const s = tx[internal].state;
+  if (s !== 'active') throw new DOMException(`the transaction is ${s === 'finished' ? 'finished' : 'not active'}`, 'TransactionInactiveError');
+}
+
+/** Places a request; `convert(result)` maps the native result to the request's result. */
+function placeRequest(tx, source, method, args, convert, request) {
+  const ti = tx[internal];
+  const r = request || newRequest(IDBRequest, source, tx);
+  ti.db[internal].conn.submit(method, args, (err, result) => {
+    ti.pending--;
+    if (ti.state === 'finished') return;
+    const ri = r[internal];
+    ri.readyState = 'done';
+    ri.again = false;
+    const wasCommitting = ti.state === 'committing';
+    if (!wasCommitting) ti.state = 'active';
+    if (err === null) {
+      ri.result = convert ? convert(result) : result;
+      ri.error = undefined;
+      const { threw } = dispatch(new IDBEvent('success'), [r]);
+      if (threw && ti.state !== 'finished') {
+        abortTransaction(tx, new DOMException('a success handler threw', 'AbortError'));
+        return;
+      }
+    } else {
+      ri.result = undefined;
+      ri.error = named(err, result);
+      const { canceled, threw } = dispatch(new IDBEvent('error', { bubbles: true, cancelable: true }), [r, tx, ti.db]);
+      if (ti.state !== 'finished' && (threw || !canceled)) {
+        abortTransaction(tx, threw ? new DOMException('an error handler threw', 'AbortError') : ri.error);
+        return;
+      }
+    }
+    if (!wasCommitting && ti.state !== 'finished') activate(tx);
+  });
+  ti.pending++;
+  if (!request) ti.requests.push(r);
+  return r;
+}
+
+// ---- IDBObjectStore ----
+
+function storeFor(tx, meta) {
+  const ti = tx[internal];
+  let s = ti.stores.get(meta);
+  if (!s) {
+    s = Object.create(IDBObjectStore.prototype);
+    s[internal] = { tx, meta, indexes: new Map() };
+    ti.stores.set(meta, s);
+  }
+  return s;
+}
+
+function liveStore(store) {
+  const si = store[internal];
+  if (si.meta.deleted) throw new DOMException('the object store has been deleted', 'InvalidStateError');
+  return si;
+}
+
+function countArg(count) {
+  return count === undefined ? undefined : enforceRangeUnsigned(count, 0xffffffff, 'count');
+}
+
+class IDBObjectStore {
+  constructor() { illegal(); }
+  get name() { return this[internal].meta.name; }
+  set name(value) {
+    const si = liveStore(this);
+    const tx = si.tx;
+    if (tx[internal].mode !== 'versionchange') throw new DOMException('not in an upgrade transaction', 'InvalidStateError');
+    checkActive(tx);
+    value = String(value);
+    if (value === si.meta.name) return;
+    const schema = tx[internal].db[internal].schema;
+    if (schema.has(value)) throw new DOMException(`an object store named ${JSON.stringify(value)} already exists`, 'ConstraintError');
+    schemaOp(tx, 'renameStore', [si.meta.name, value]);
+    schema.delete(si.meta.name);
+    si.meta.name = value;
+    schema.set(value, si.meta);
+  }
+  get keyPath() { return copyKeyPath(this[internal].meta.keyPath); }
+  get indexNames() { return stringList(this[internal].meta.indexes.keys()); }
+  get transaction() { return this[internal].tx; }
+  get autoIncrement() { return this[internal].meta.autoIncrement; }
+
+  put(value, key) { return this._store(value, key, false); }
+  add(value, key) { return this._store(value, key, true); }
+
+  _store(value, key, noOverwrite) {
+    const si = liveStore(this);
+    const tx = si.tx;
+    checkActive(tx);
+    if (tx[internal].mode === 'readonly') throw new DOMException('the transaction is readonly', 'ReadOnlyError');
+    const [v, clone] = cloneForStorage(value);
+    const m = si.meta;
+    return placeRequest(tx, this, 'put',
+      [tx[internal].id, m.name, v, clone, key, noOverwrite, m.keyPath === null ? undefined : m.keyPath, m.autoIncrement]);
+  }
+
+  delete(query) {
+    const si = liveStore(this);
+    checkActive(si.tx);
+    if (si.tx[internal].mode === 'readonly') throw new DOMException('the transaction is readonly', 'ReadOnlyError');
+    return placeRequest(si.tx, this, 'delete', [si.tx[internal].id, si.meta.name, toRange(query, true)]);
+  }
+
+  clear() {
+    const si = liveStore(this);
+    checkActive(si.tx);
+    if (si.tx[internal].mode === 'readonly') throw new DOMException('the transaction is readonly', 'ReadOnlyError');
+    return placeRequest(si.tx, this, 'clear', [si.tx[internal].id, si.meta.name]);
+  }
+
+  get(query) { return read(this, null, 'get', toRange(query, true)); }
+  getKey(query) { return read(this, null, 'getKey', toRange(query, true)); }
+  getAll(query, count) { return read(this, null, 'getAll', toRange(query, false), countArg(count)); }
+  getAllKeys(query, count) { return read(this, null, 'getAllKeys', toRange(query, false), countArg(count)); }
+  count(query) { return read(this, null, 'count', toRange(query, false)); }
+
+  openCursor(query, direction = 'next') { return openCursor(this, null, query, direction, false); }
+  openKeyCursor(query, direction = 'next') { return openCursor(this, null, query, direction, true); }
+
+  index(name) {
+    const si = liveStore(this);
+    if (si.tx[internal].state === 'finished') throw new DOMException('the transaction has finished', 'InvalidStateError');
+    const meta = si.meta.indexes.get(String(name));
+    if (!meta) throw new DOMException(`no index named ${JSON.stringify(String(name))}`, 'NotFoundError');
+    return indexFor(this, meta);
+  }
+
+  createIndex(name, keyPath, options = {}) {
+    const si = liveStore(this);
+    const tx = si.tx;
+    if (tx[internal].mode !== 'versionchange') throw new DOMException('not in an upgrade transaction', 'InvalidStateError');
+    checkActive(tx);
+    name = String(name);
+    keyPath = keyPathOf(keyPath);
+    if (si.meta.indexes.has(name)) throw new DOMException(`an index named ${JSON.stringify(name)} already exists`, 'ConstraintError');
+    validateKeyPath(keyPath);
+    const unique = !!(options && options.unique);
+    const multiEntry = !!(options && options.multiEntry);
+    if (multiEntry && Array.isArray(keyPath)) throw new DOMException('a multiEntry index cannot have an array key path', 'InvalidAccessError');
+    schemaOp(tx, 'createIndex', [si.meta.name, name, keyPath, unique, multiEntry]);
+    const meta = { name, keyPath, unique, multiEntry, deleted: false };
+    si.meta.indexes.set(name, meta);
+    return indexFor(this, meta);
+  }
+
+  deleteIndex(name) {
+    const si = liveStore(this);
+    const tx = si.tx;
+    if (tx[internal].mode !== 'versionchange') throw new DOMException('not in an upgrade transaction', 'InvalidStateError');
+    checkActive(tx);
+    name = String(name);
+    const meta = si.meta.indexes.get(name);
+    if (!meta) throw new DOMException(`no index named ${JSON.stringify(name)}`, 'NotFoundError');
+    schemaOp(tx, 'deleteIndex', [si.meta.name, name]);
+    si.meta.indexes.delete(name);
+    meta.deleted = true;
+  }
+}
+
+function read(source, index, kind, range, count) {
+  const si = source instanceof IDBIndex ? liveIndex(source).store[internal] : liveStore(source);
+  const tx = si.tx;
+  checkActive(tx);
+  const kp = si.meta.keyPath;
+  const convert = kind === 'get' ? (v) => revive(v, kp)
+    : kind === 'getAll' ? (vs) => { for (let i = 0; i < vs.length; i++) vs[i] = revive(vs[i], kp); return vs; }
+      : null;
+  const indexName = source instanceof IDBIndex ? source[internal].meta.name : undefined;
+  return placeRequest(tx, source, 'read', [tx[internal].id, si.meta.name, indexName, kind, range, count], convert);
+}
+
+// ---- IDBIndex ----
+
+function indexFor(store, meta) {
+  const si = store[internal];
+  let ix = si.indexes.get(meta);
+  if (!ix) {
+    ix = Object.create(IDBIndex.prototype);
+    ix[internal] = { store, meta };
+    si.indexes.set(meta, ix);
+  }
+  return ix;
+}
+
+function liveIndex(index) {
+  const xi = index[internal];
+  if (xi.meta.deleted || xi.store[internal].meta.deleted) throw new DOMException('the index has been deleted', 'InvalidStateError');
+  return xi;
+}
+
+class IDBIndex {
+  constructor() { illegal(); }
+  get name() { return this[internal].meta.name; }
+  set name(value) {
+    const xi = liveIndex(this);
+    const tx = xi.store[internal].tx;
+    if (tx[internal].mode !== 'versionchange') throw new DOMException('not in an upgrade transaction', 'InvalidStateError');
+    checkActive(tx);
+    value = String(value);
+    if (value === xi.meta.name) return;
+    const indexes = xi.store[internal].meta.indexes;
+    if (indexes.has(value)) throw new DOMException(`an index named ${JSON.stringify(value)} already exists`, 'ConstraintError');
+    schemaOp(tx, 'renameIndex', [xi.store[internal].meta.name, xi.meta.name, value]);
+    indexes.delete(xi.meta.name);
+    xi.meta.name = value;
+    indexes.set(value, xi.meta);
+  }
+  get objectStore() { return this[internal].store; }
+  get keyPath() { return copyKeyPath(this[internal].meta.keyPath); }
+  get multiEntry() { return this[internal].meta.multiEntry; }
+  get unique() { return this[internal].meta.unique; }
+
+  get(query) { return read(this, this, 'get', toRange(query, true)); }
+  getKey(query) { return read(this, this, 'getKey', toRange(query, true)); }
+  getAll(query, count) { return read(this, this, 'getAll', toRange(query, false), countArg(count)); }
+  getAllKeys(query, count) { return read(this, this, 'getAllKeys', toRange(query, false), countArg(count)); }
+  count(query) { return read(this, this, 'count', toRange(query, false)); }
+  openCursor(query, direction = 'next') { return openCursor(this, this, query, direction, false); }
+  openKeyCursor(query, direction = 'next') { return openCursor(this, this, query, direction, true); }
+}
+
+// ---- IDBCursor ----
+
+const DIRECTIONS = ['next', 'nextunique', 'prev', 'prevunique'];
+
+function openCursor(source, index, query, direction, keyOnly) {
+  const isIndex = source instanceof IDBIndex;
+  const si = isIndex ? liveIndex(source).store[internal] : liveStore(source);
+  const tx = si.tx;
+  checkActive(tx);
+  direction = String(direction);
+  if (!DIRECTIONS.includes(direction)) throw new TypeError(`${JSON.stringify(direction)} is not a cursor direction`);
+  const range = toRange(query, false);
+  const cursor = Object.create((keyOnly ? IDBCursor : IDBCursorWithValue).prototype);
+  const id = nextCursorId++;
+  cursor[internal] = {
+    id, source, tx, direction, keyOnly, key: undefined, primaryKey: undefined, value: undefined,
+    gotValue: false, request: null, storeMeta: si.meta,
+  };
+  const indexName = isIndex ? source[internal].meta.name : undefined;
+  const request = placeRequest(tx, source, 'openCursor',
+    [tx[internal].id, id, si.meta.name, indexName, range, direction, keyOnly], (pos) => positioned(cursor, pos));
+  cursor[internal].request = request;
+  return request;
+}
+
+function positioned(cursor, pos) {
+  const ci = cursor[internal];
+  if (pos === null) {
+    ci.key = undefined;
+    ci.primaryKey = undefined;
+    ci.value = undefined;
+    ci.gotValue = false;
+    return null;
+  }
+  ci.key = pos[0];
+  ci.primaryKey = pos[1];
+  ci.value = ci.keyOnly ? undefined : revive(pos[2], ci.storeMeta.keyPath);
+  ci.gotValue = true;
+  return cursor;
+}
+
+function cursorStep(cursor, method, args) {
+  const ci = cursor[internal];
+  checkActive(ci.tx);
+  if (ci.storeMeta.deleted || (ci.source instanceof IDBIndex && ci.source[internal].meta.deleted)) {
+    throw new DOMException('the cursor\'s source has been deleted', 'InvalidStateError');
+  }
+  if (!ci.gotValue) throw new DOMException('the cursor is not positioned on a record', 'InvalidStateError');
+  ci.gotValue = false;
+  const r = ci.request;
+  r[internal].readyState = 'pending';
+  r[internal].again = true;
+  placeRequest(ci.tx, ci.source, method, [ci.id, ...args], (pos) => positioned(cursor, pos), r);
+}
+
+class IDBCursor {
+  constructor() { illegal(); }
+  get source() { return this[internal].source; }
+  get direction() { return this[internal].direction; }
+  get key() { return this[internal].key; }
+  get primaryKey() { return this[internal].primaryKey; }
+  get request() { return this[internal].request; }
+
+  advance(count) {
+    count = enforceRangeUnsigned(count, 0xffffffff, 'count');
+    if (count === 0) throw new TypeError('advance() needs a count above 0');
+    cursorStep(this, 'cursorAdvance', [count]);
+  }
+
+  continue(key) {
+    const ci = this[internal];
+    if (key !== undefined) {
+      const k = toRange(key, true)[0];
+      if (ci.gotValue) {
+        const c = cmp(k, ci.key);
+        const reverse = ci.direction.startsWith('prev');
+        if ((!reverse && c <= 0) || (reverse && c >= 0)) {
+          throw new DOMException('the key is not beyond the cursor\'s position', 'DataError');
+        }
+      }
+      key = k;
+    }
+    cursorStep(this, 'cursorContinue', [key, undefined]);
+  }
+
+  continuePrimaryKey(key, primaryKey) {
+    const ci = this[internal];
+    checkActive(ci.tx);
+    if (!(ci.source instanceof IDBIndex)) throw new DOMException('only index cursors have primary keys to continue to', 'InvalidAccessError');
+    if (ci.direction.endsWith('unique')) throw new DOMException('continuePrimaryKey() needs a next or prev cursor', 'InvalidAccessError');
+    const k = toRange(key, true)[0];
+    const p = toRange(primaryKey, true)[0];
+    if (ci.gotValue) {
+      const c = cmp(k, ci.key);
+      const reverse = ci.direction === 'prev';
+      const pc = cmp(p, ci.primaryKey);
+      if ((!reverse && (c < 0 || (c === 0 && pc <= 0))) || (reverse && (c > 0 || (c === 0 && pc >= 0)))) {
+        throw new DOMException('the key and primary key are not beyond the cursor\'s position', 'DataError');
+      }
+    }
+    cursorStep(this, 'cursorContinue', [k, p]);
+  }
+
+  update(value) {
+    const ci = this[internal];
+    checkActive(ci.tx);
+    if (ci.tx[internal].mode === 'readonly') throw new DOMException('the transaction is readonly', 'ReadOnlyError');
+    if (ci.storeMeta.deleted) throw new DOMException('the cursor\'s source has been deleted', 'InvalidStateError');
+    if (!ci.gotValue || ci.keyOnly) throw new DOMException('the cursor is not positioned on a record with a value', 'InvalidStateError');
+    const [v, clone] = cloneForStorage(value);
+    const kp = ci.storeMeta.keyPath;
+    return placeRequest(ci.tx, this, 'cursorUpdate', [ci.id, v, clone, kp === null ? undefined : kp, ci.primaryKey]);
+  }
+
+  delete() {
+    const ci = this[internal];
+    checkActive(ci.tx);
+    if (ci.tx[internal].mode === 'readonly') throw new DOMException('the transaction is readonly', 'ReadOnlyError');
+    if (ci.storeMeta.deleted) throw new DOMException('the cursor\'s source has been deleted', 'InvalidStateError');
+    if (!ci.gotValue || ci.keyOnly) throw new DOMException('the cursor is not positioned on a record with a value', 'InvalidStateError');
+    return placeRequest(ci.tx, this, 'cursorDelete', [ci.id]);
+  }
+}
+
+class IDBCursorWithValue extends IDBCursor {
+  get value() { return this[internal].value; }
+}
+
+module.exports = {
+  IDBFactory,
+  IDBDatabase,
+  IDBTransaction,
+  IDBObjectStore,
+  IDBIndex,
+  IDBCursor,
+  IDBCursorWithValue,
+  IDBRequest,
+  IDBOpenDBRequest,
+  IDBVersionChangeEvent,
+  IDBKeyRange,
+  DOMStringList,
+};

@@ -1,0 +1,93 @@
+'use strict';
+// IDBKeyRange (https://www.w3.org/TR/IndexedDB-3/#keyrange).
+
+const native = require('./native.js');
+const { rethrow } = require('./errors.js');
+
+function key(value) {
+  try {
+    return native.normalizeKey(value);
+  } catch (e) {
+    throw rethrow(e);
+  }
+}
+
+function cmp(a, b) {
+  try {
+    return native.cmp(a, b);
+  } catch (e) {
+    throw rethrow(e);
+  }
+}
+
+const bounds = Symbol('bounds');
+
+class IDBKeyRange {
+  constructor() {
+    throw new TypeError('Illegal constructor');
+  }
+
+  static only(value) {
+    const k = key(value);
+    return make(k, k, false, false);
+  }
+
+  static lowerBound(lower, open = false) {
+    return make(key(lower), undefined, !!open, true);
+  }
+
+  static upperBound(upper, open = false) {
+    return make(undefined, key(upper), true, !!open);
+  }
+
+  static bound(lower, upper, lowerOpen = false, upperOpen = false) {
+    const l = key(lower);
+    const u = key(upper);
+    const c = cmp(l, u);
+    if (c > 0 || (c === 0 && (lowerOpen || upperOpen))) {
+      throw new DOMException('the lower bound is above the upper bound, or they are equal and one is open', 'DataError');
+    }
+    return make(l, u, !!lowerOpen, !!upperOpen);
+  }
+
+  get lower() { return this[bounds][0]; }
+  get upper() { return this[bounds][1]; }
+  get lowerOpen() { return this[bounds][2]; }
+  get upperOpen() { return this[bounds][3]; }
+
+  includes(value) {
+    const k = key(value);
+    const [l, u, lo, uo] = this[bounds];
+    if (l !== undefined) {
+      const c = cmp(l, k);
+      if (c > 0 || (c === 0 && lo)) return false;
+    }
+    if (u !== undefined) {
+      const c = cmp(u, k);
+      if (c < 0 || (c === 0 && uo)) return false;
+    }
+    return true;
+  }
+}
+
+function make(lower, upper, lowerOpen, upperOpen) {
+  const r = Object.create(IDBKeyRange.prototype);
+  r[bounds] = [lower, upper, lowerOpen, upperOpen];
+  return r;
+}
+
+/**
+ * A query as the native layer takes it: `[lower, upper, lowerOpen, upperOpen]`, or null for
+ * none. A key becomes a one-key range; `required` makes a missing query a DataError.
+ */
+function toRange(query, required) {
+  if (query instanceof IDBKeyRange) return query[bounds];
+  if (query === undefined || query === null) {
+    if (required) throw new DOMException('a key or key range is required', 'DataError');
+    return null;
+  }
+  const k = key(query);
+  return [k, k, false, false];
+}
+
+module.exports = { IDBKeyRange, toRange, cmp };

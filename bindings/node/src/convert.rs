@@ -1,0 +1,346 @@
+//! JavaScript values to and from Indexa keys and values.
+//!
+//! Keys follow "convert a value to a key"
+//! (<https://www.w3.org/TR/IndexedDB-3/#convert-value-to-key>): strings as UTF-16 code units
+//! (lone surrogates kept), Dates by time value, any BufferSource as its bytes, `-0` as `+0`,
+//! arrays member by member (a hole, a cycle or an invalid member makes the whole key invalid).
+//!
+//! Values: the JavaScript layer hands over either a value that Indexa's value model holds
+//! exactly (primitives, plain objects, dense arrays, Dates, ArrayBuffers) or, for everything
+//! else structured clone carries, a *projection* of it plus V8's serialization of the whole
+//! value; see [`CLONE_FIELD`].
+
+use indexa::{Key, Object, Utf16String, Value, MAX_KEY_DEPTH, MAX_VALUE_DEPTH};
+use napi::{
+    sys, Env, JsDate, JsObject, JsString, JsUnknown, NapiRaw, NapiValue, Result, ValueType,
+};
+
+/// The property that holds V8's serialization of a value Indexa's value model cannot hold
+/// exactly (Maps, Sets, typed arrays, BigInts, shared references, cycles …). It sits on the
+/// top-level object of the stored projection; its name is not an identifier, so no key path
+/// can reach it.
+pub const CLONE_FIELD: &str = "\u{0}v8";
+
+/// A JavaScript error whose message starts with the spec's error name; the JavaScript layer
+/// turns it into a `DOMException` (or a `TypeError`) of that name.
+pub fn named_error(name: &str, message: impl std::fmt::Display) -> napi::Error {
+    napi::Error::from_reason(format!("{name}: {message}"))
+}
+
+/// An engine error as a named JavaScript error.
+pub fn engine_error(e: indexa::Error) -> napi::Error {
+    named_error(e.name(), e.message())
+}
+
+fn strict_equals(env: &Env, a: sys::napi_value, b: sys::napi_value) -> Result<bool> {
+    let mut out = false;
+    napi::check_status!(unsafe { sys::napi_strict_equals(env.raw(), a, b, &mut out) })?;
+    Ok(out)
+}
+
+/// The bytes of an ArrayBuffer, typed array or DataView, or `None` for anything else.
+pub fn buffer_source_bytes(env: &Env, value: &JsUnknown) -> Result<Option<Vec<u8>>> {
+    let raw = unsafe { value.raw() };
+    let env_raw = env.raw();
+    let mut is = false;
+    napi::check_status!(unsafe { sys::napi_is_arraybuffer(env_raw, raw, &mut is) })?;
+    if is {
+        let mut data = std::ptr::null_mut();
+        let mut len = 0usize;
+        napi::check_status!(unsafe {
+            sys::napi_get_arraybuffer_info(env_raw, raw, &mut data, &mut len)
+        })?;
+        return Ok(Some(copy_bytes(data, len)));
+    }
+    if value.is_typedarray()? {
+        let mut kind = 0;
+        let mut length = 0usize;
+        let mut data = std::ptr::null_mut();
+        let mut buffer = std::ptr::null_mut();
+        let mut offset = 0usize;
+        napi::check_status!(unsafe {
+            sys::napi_get_typedarray_info(
+                env_raw,
+                raw,
+                &mut kind,
+                &mut length,
+                &mut data,
+                &mut buffer,
+                &mut offset,
+            )
+        })?;
+        let element = match kind {
+            0..=2 => 1,
+            3 | 4 => 2,
+            5..=7 => 4,
+            _ => 8,
+        };
+        return Ok(Some(copy_bytes(data, length * element)));
+    }
+    if value.is_dataview()? {
+        let mut length = 0usize;
+        let mut data = std::ptr::null_mut();
+        let mut buffer = std::ptr::null_mut();
+        let mut offset = 0usize;
+        napi::check_status!(unsafe {
+            sys::napi_get_dataview_info(
+                env_raw,
+                raw,
+                &mut length,
+                &mut data,
+                &mut buffer,
+                &mut offset,
+            )
+        })?;
+        return Ok(Some(copy_bytes(data, length)));
+    }
+    Ok(None)
+}
+
+/// `Object.keys(object)`: own enumerable string-keyed properties, as an array of strings.
+fn own_enumerable_string_keys(env: &Env, object: &JsObject) -> Result<JsObject> {
+    let mut out = std::ptr::null_mut();
+    napi::check_status!(unsafe {
+        sys::napi_get_all_property_names(
+            env.raw(),
+            object.raw(),
+            sys::KeyCollectionMode::own_only,
+            sys::KeyFilter::enumerable | sys::KeyFilter::skip_symbols,
+            sys::KeyConversion::numbers_to_strings,
+            &mut out,
+        )
+    })?;
+    Ok(unsafe { JsObject::from_raw_unchecked(env.raw(), out) })
+}
+
+fn copy_bytes(data: *mut std::ffi::c_void, len: usize) -> Vec<u8> {
+    if data.is_null() || len == 0 {
+        return Vec::new();
+    }
+    unsafe { std::slice::from_raw_parts(data as *const u8, len) }.to_vec()
+}
+
+fn js_string_units(value: JsUnknown) -> Result<Utf16String> {
+    let s: JsString = unsafe { value.cast() };
+    let units = s.into_utf16()?;
+    // napi-rs reads into a buffer one unit longer than the string, for a terminating 0.
+    let all = units.as_slice();
+    Ok(Utf16String::from_units(
+        all[..all.len().saturating_sub(1)].to_vec(),
+    ))
+}
+
+/// "Convert a value to a key": `None` when the value is not a valid key.
+pub fn convert_value_to_key(env: &Env, value: JsUnknown) -> Result<Option<Key>> {
+    let mut seen = Vec::new();
+    to_key(env, value, &mut seen)
+}
+
+fn to_key(env: &Env, value: JsUnknown, seen: &mut Vec<sys::napi_value>) -> Result<Option<Key>> {
+    match value.get_type()? {
+        ValueType::Number => Ok(Key::number(value.coerce_to_number()?.get_double()?).ok()),
+        ValueType::String => Ok(Some(Key::String(js_string_units(value)?))),
+        ValueType::Object => {
+            if value.is_date()? {
+                let date: JsDate = unsafe { value.cast() };
+                return Ok(Key::date(date.value_of()?).ok());
+            }
+            if let Some(bytes) = buffer_source_bytes(env, &value)? {
+                return Ok(Some(Key::Binary(bytes)));
+            }
+            if !value.is_array()? {
+                return Ok(None);
+            }
+            let raw = unsafe { value.raw() };
+            for other in seen.iter() {
+                if strict_equals(env, *other, raw)? {
+                    return Ok(None);
+                }
+            }
+            if seen.len() + 1 >= MAX_KEY_DEPTH {
+                return Ok(None);
+            }
+            let array: JsObject = unsafe { value.cast() };
+            let len = array.get_array_length()?;
+            seen.push(raw);
+            let mut keys = Vec::with_capacity(len as usize);
+            for i in 0..len {
+                if !array.has_element(i)? {
+                    seen.pop();
+                    return Ok(None);
+                }
+                match to_key(env, array.get_element::<JsUnknown>(i)?, seen)? {
+                    Some(k) => keys.push(k),
+                    None => {
+                        seen.pop();
+                        return Ok(None);
+                    }
+                }
+            }
+            seen.pop();
+            Ok(Some(Key::Array(keys)))
+        }
+        _ => Ok(None),
+    }
+}
+
+/// A key, or a `DataError` naming what was wrong.
+pub fn required_key(env: &Env, value: JsUnknown) -> Result<Key> {
+    convert_value_to_key(env, value)?
+        .ok_or_else(|| named_error("DataError", "the value is not a valid key"))
+}
+
+/// "Convert a key to a value".
+pub fn key_to_js(env: &Env, key: &Key) -> Result<JsUnknown> {
+    Ok(match key {
+        Key::Number(n) => env.create_double(*n)?.into_unknown(),
+        Key::Date(ms) => env.create_date(*ms)?.into_unknown(),
+        Key::String(s) => env.create_string_utf16(s.units())?.into_unknown(),
+        Key::Binary(b) => env
+            .create_arraybuffer_with_data(b.clone())?
+            .into_raw()
+            .into_unknown(),
+        Key::Array(items) => {
+            let mut array = env.create_array_with_length(items.len())?;
+            for (i, item) in items.iter().enumerate() {
+                array.set_element(i as u32, key_to_js(env, item)?)?;
+            }
+            array.into_unknown()
+        }
+    })
+}
+
+/// A JavaScript value the engine's value model holds exactly (the JavaScript layer sends
+/// nothing else): primitives, Dates, buffer sources (as their bytes), dense arrays and plain
+/// objects' own enumerable string-keyed properties.
+///
+/// # Errors
+/// `DataError` when it nests deeper than the engine stores; `DataCloneError` for a function,
+/// symbol or BigInt.
+pub fn js_to_value(env: &Env, value: JsUnknown, depth: usize) -> Result<Value> {
+    Ok(match value.get_type()? {
+        ValueType::Undefined => Value::Undefined,
+        ValueType::Null => Value::Null,
+        ValueType::Boolean => Value::Bool(value.coerce_to_bool()?.get_value()?),
+        ValueType::Number => Value::Number(value.coerce_to_number()?.get_double()?),
+        ValueType::String => Value::String(js_string_units(value)?),
+        ValueType::Object => {
+            if value.is_date()? {
+                let date: JsDate = unsafe { value.cast() };
+                return Ok(Value::Date(date.value_of()?));
+            }
+            if let Some(bytes) = buffer_source_bytes(env, &value)? {
+                return Ok(Value::Binary(bytes));
+            }
+            if depth + 1 > MAX_VALUE_DEPTH - 1 {
+                return Err(named_error(
+                    "DataError",
+                    format!(
+                        "the value nests arrays and objects deeper than {} levels",
+                        MAX_VALUE_DEPTH - 1
+                    ),
+                ));
+            }
+            let object: JsObject = unsafe { value.cast() };
+            if object.is_array()? {
+                let len = object.get_array_length()?;
+                let mut items = Vec::with_capacity(len as usize);
+                for i in 0..len {
+                    items.push(js_to_value(env, object.get_element(i)?, depth + 1)?);
+                }
+                Value::Array(items)
+            } else {
+                let names = own_enumerable_string_keys(env, &object)?;
+                let len = names.get_array_length()?;
+                let mut map = Object::with_capacity(len as usize);
+                for i in 0..len {
+                    let name: JsString = names.get_element(i)?;
+                    let item: JsUnknown = object.get_property(name)?;
+                    let units = js_string_units(name.into_unknown())?;
+                    map.insert(units, js_to_value(env, item, depth + 1)?);
+                }
+                Value::Object(map)
+            }
+        }
+        other => {
+            return Err(named_error(
+                "DataCloneError",
+                format!("a {other:?} value cannot be cloned"),
+            ))
+        }
+    })
+}
+
+/// A stored value as JavaScript. A value that carries [`CLONE_FIELD`] comes back as a Node
+/// `Buffer` of V8's serialization (which the JavaScript layer deserializes); when `inject`
+/// names the object store's key path (a key generator with in-line keys), the key found there
+/// in the projection rides along as the Buffer's `indexaKey` property, since a generated key
+/// was injected into the projection only.
+pub fn stored_value_to_js(
+    env: &Env,
+    value: &Value,
+    inject: Option<&indexa::KeyPath>,
+) -> Result<JsUnknown> {
+    if let Value::Object(map) = value {
+        if let Some(Value::Binary(bytes)) = map.get(&Utf16String::from(CLONE_FIELD)) {
+            let mut buffer = env.create_buffer_with_data(bytes.clone())?.into_raw();
+            if let Some(kp) = inject {
+                if let indexa::KeyPathExtraction::Key(k) =
+                    indexa::extract_key_from_value_using_key_path(value, kp, false)
+                {
+                    buffer.set_named_property("indexaKey", key_to_js(env, &k)?)?;
+                }
+            }
+            return Ok(buffer.into_unknown());
+        }
+    }
+    value_to_js(env, value)
+}
+
+/// A value of the engine's model as JavaScript (Binary as an ArrayBuffer).
+pub fn value_to_js(env: &Env, value: &Value) -> Result<JsUnknown> {
+    Ok(match value {
+        Value::Undefined => env.get_undefined()?.into_unknown(),
+        Value::Null => env.get_null()?.into_unknown(),
+        Value::Bool(b) => env.get_boolean(*b)?.into_unknown(),
+        Value::Number(n) => env.create_double(*n)?.into_unknown(),
+        Value::String(s) => env.create_string_utf16(s.units())?.into_unknown(),
+        Value::Date(ms) => env.create_date(*ms)?.into_unknown(),
+        Value::Binary(b) => env
+            .create_arraybuffer_with_data(b.clone())?
+            .into_raw()
+            .into_unknown(),
+        Value::Array(items) => {
+            let mut array = env.create_array_with_length(items.len())?;
+            for (i, item) in items.iter().enumerate() {
+                array.set_element(i as u32, value_to_js(env, item)?)?;
+            }
+            array.into_unknown()
+        }
+        Value::Object(map) => {
+            let mut object = env.create_object()?;
+            for (name, item) in map {
+                let name = env.create_string_utf16(name.units())?;
+                object.set_property(name, value_to_js(env, item)?)?;
+            }
+            object.into_unknown()
+        }
+    })
+}
+
+/// The value as stored: the projection alone, or with V8's serialization of the whole value
+/// under [`CLONE_FIELD`] of a top-level object (a projection that is not an object becomes an
+/// object holding only the serialization).
+pub fn stored_value(projection: Value, clone: Option<Vec<u8>>) -> Value {
+    let Some(bytes) = clone else {
+        return projection;
+    };
+    let field = Utf16String::from(CLONE_FIELD);
+    let mut map = match projection {
+        Value::Object(map) => map,
+        _ => Object::new(),
+    };
+    map.shift_remove(&field);
+    map.insert(field, Value::Binary(bytes));
+    Value::Object(map)
+}

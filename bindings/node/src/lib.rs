@@ -1,0 +1,800 @@
+//! The native half of `indexa` for Node.js: a factory over a data directory, one connection
+//! object per `IDBDatabase` whose engine work runs on its own thread, and the key and value
+//! conversions of the IndexedDB spec (<https://www.w3.org/TR/IndexedDB-3/>).
+//!
+//! Every method that places a request checks its arguments synchronously, as the spec's
+//! method steps do (throwing an error whose message starts with the spec's name, e.g.
+//! `DataError: …`), then queues the engine work; its outcome arrives later through the
+//! connection's reply callback as `[id, errorName | null, resultOrMessage, …]`.
+
+mod convert;
+mod worker;
+
+use std::sync::mpsc::{channel, Sender};
+use std::sync::Arc;
+
+use indexa::{
+    check_that_a_key_could_be_injected_into_a_value, compare_two_keys,
+    extract_key_from_value_using_key_path, CursorDirection, Durability, Factory, KeyPath,
+    KeyPathExtraction, KeyRange, TransactionMode,
+};
+use napi::bindgen_prelude::{AsyncTask, Buffer, Either};
+use napi::threadsafe_function::{
+    ErrorStrategy, ThreadSafeCallContext, ThreadsafeFunction, ThreadsafeFunctionCallMode,
+};
+use napi::{Env, JsBoolean, JsFunction, JsObject, JsUnknown, Result, Task, ValueType};
+use napi_derive::napi;
+
+use convert::{
+    engine_error, js_to_value, key_to_js, named_error, required_key, stored_value,
+    stored_value_to_js, value_to_js,
+};
+use worker::{Op, Payload, ReadKind, Reply};
+
+/// A key path as JavaScript gives it: a string or a list of strings.
+type JsKeyPath = Either<String, Vec<String>>;
+
+fn parse_key_path(kp: &JsKeyPath) -> Result<KeyPath> {
+    match kp {
+        Either::A(s) => KeyPath::parse(s),
+        Either::B(list) => KeyPath::compound(list),
+    }
+    .map_err(engine_error)
+}
+
+fn is_absent(value: &JsUnknown) -> Result<bool> {
+    Ok(matches!(
+        value.get_type()?,
+        ValueType::Undefined | ValueType::Null
+    ))
+}
+
+/// A key range from the JavaScript layer's `[lower, upper, lowerOpen, upperOpen]` (an
+/// unbounded side is `undefined`), or `None` for `undefined`/`null`.
+fn range_from_js(env: &Env, value: JsUnknown) -> Result<Option<KeyRange>> {
+    if is_absent(&value)? {
+        return Ok(None);
+    }
+    let array: JsObject = unsafe { value.cast() };
+    let bound = |i: u32| -> Result<Option<indexa::Key>> {
+        let v: JsUnknown = array.get_element(i)?;
+        if matches!(v.get_type()?, ValueType::Undefined) {
+            Ok(None)
+        } else {
+            required_key(env, v).map(Some)
+        }
+    };
+    let lower = bound(0)?;
+    let upper = bound(1)?;
+    let lower_open = array.get_element::<JsBoolean>(2)?.get_value()?;
+    let upper_open = array.get_element::<JsBoolean>(3)?.get_value()?;
+    KeyRange::from_bounds(lower, upper, lower_open, upper_open)
+        .map(Some)
+        .map_err(engine_error)
+}
+
+/// The spec's `IDBFactory.cmp`: -1, 0 or 1.
+///
+/// # Errors
+/// `DataError` when either argument is not a valid key.
+#[napi]
+pub fn cmp(env: Env, first: JsUnknown, second: JsUnknown) -> Result<i32> {
+    let a = required_key(&env, first)?;
+    let b = required_key(&env, second)?;
+    Ok(compare_two_keys(&a, &b) as i32)
+}
+
+/// The key `value` converts to, converted back to a JavaScript value (a view becomes an
+/// ArrayBuffer, `-0` becomes `0`).
+///
+/// # Errors
+/// `DataError` when `value` is not a valid key.
+#[napi]
+pub fn normalize_key(env: Env, value: JsUnknown) -> Result<JsUnknown> {
+    key_to_js(&env, &required_key(&env, value)?)
+}
+
+/// Checks a key path's syntax (`SyntaxError` otherwise).
+#[napi]
+pub fn validate_key_path(key_path: JsKeyPath) -> Result<()> {
+    parse_key_path(&key_path).map(|_| ())
+}
+
+/// The key a key path yields on a value (`undefined` for the spec's failure or an invalid
+/// key), as used by `IDBCursor.update`'s checks.
+#[napi]
+pub fn extract_key(env: Env, value: JsUnknown, key_path: JsKeyPath) -> Result<JsUnknown> {
+    let kp = parse_key_path(&key_path)?;
+    let v = js_to_value(&env, value, 0)?;
+    match extract_key_from_value_using_key_path(&v, &kp, false) {
+        KeyPathExtraction::Key(k) => key_to_js(&env, &k),
+        _ => Ok(env.get_undefined()?.into_unknown()),
+    }
+}
+
+/// The databases of one data directory (or of a private temporary one).
+#[napi]
+pub struct NativeFactory {
+    factory: Arc<Factory>,
+}
+
+#[napi]
+impl NativeFactory {
+    /// `dir`: the data directory (created if missing); `undefined` for a temporary directory
+    /// removed when the factory is garbage-collected or the process exits.
+    #[napi(constructor)]
+    pub fn new(dir: Option<String>) -> Result<NativeFactory> {
+        let factory = match dir {
+            Some(d) => Factory::open_dir(d),
+            None => Factory::temporary(),
+        }
+        .map_err(engine_error)?;
+        Ok(NativeFactory {
+            factory: Arc::new(factory),
+        })
+    }
+
+    /// The data directory.
+    #[napi(getter)]
+    pub fn dir(&self) -> String {
+        self.factory.dir().display().to_string()
+    }
+
+    /// Resolves to the version of database `name` (0 when it does not exist).
+    #[napi]
+    pub fn version(&self, name: String) -> AsyncTask<FactoryTask> {
+        AsyncTask::new(FactoryTask {
+            factory: self.factory.clone(),
+            job: FactoryJob::Version(name),
+        })
+    }
+
+    /// Deletes database `name`; resolves to the version it had (0 when missing).
+    #[napi]
+    pub fn delete_database(&self, name: String) -> AsyncTask<FactoryTask> {
+        AsyncTask::new(FactoryTask {
+            factory: self.factory.clone(),
+            job: FactoryJob::Delete(name),
+        })
+    }
+
+    /// Resolves to `[{name, version}, …]`, sorted by name.
+    #[napi]
+    pub fn databases(&self) -> AsyncTask<FactoryTask> {
+        AsyncTask::new(FactoryTask {
+            factory: self.factory.clone(),
+            job: FactoryJob::List,
+        })
+    }
+}
+
+/// What a [`FactoryTask`] does.
+pub enum FactoryJob {
+    Version(String),
+    Delete(String),
+    List,
+}
+
+/// Factory work on libuv's thread pool.
+pub struct FactoryTask {
+    factory: Arc<Factory>,
+    job: FactoryJob,
+}
+
+/// The outcome of a [`FactoryTask`].
+pub enum FactoryOutput {
+    Version(u64),
+    List(Vec<indexa::DatabaseInfo>),
+}
+
+impl Task for FactoryTask {
+    type Output = FactoryOutput;
+    type JsValue = JsUnknown;
+
+    fn compute(&mut self) -> Result<FactoryOutput> {
+        match &self.job {
+            FactoryJob::Version(name) => self.factory.version(name).map(FactoryOutput::Version),
+            FactoryJob::Delete(name) => self
+                .factory
+                .delete_database(name)
+                .map(FactoryOutput::Version),
+            FactoryJob::List => self.factory.databases().map(FactoryOutput::List),
+        }
+        .map_err(engine_error)
+    }
+
+    fn resolve(&mut self, env: Env, output: FactoryOutput) -> Result<JsUnknown> {
+        match output {
+            FactoryOutput::Version(v) => Ok(env.create_double(v as f64)?.into_unknown()),
+            FactoryOutput::List(list) => {
+                let mut array = env.create_array_with_length(list.len())?;
+                for (i, info) in list.iter().enumerate() {
+                    let mut o = env.create_object()?;
+                    o.set_named_property("name", env.create_string(&info.name)?)?;
+                    o.set_named_property("version", env.create_double(info.version as f64)?)?;
+                    array.set_element(i as u32, o)?;
+                }
+                Ok(array.into_unknown())
+            }
+        }
+    }
+}
+
+fn key_path_to_js(env: &Env, kp: &KeyPath) -> Result<JsUnknown> {
+    value_to_js(env, &kp.to_value())
+}
+
+fn payload_to_js(env: &Env, payload: Payload) -> Result<JsUnknown> {
+    Ok(match payload {
+        Payload::None => env.get_undefined()?.into_unknown(),
+        Payload::Key(k) => key_to_js(env, &k)?,
+        Payload::MaybeKey(k) => match k {
+            Some(k) => key_to_js(env, &k)?,
+            None => env.get_undefined()?.into_unknown(),
+        },
+        Payload::Values(values, inject, single) => {
+            if single {
+                match values.first() {
+                    Some(v) => stored_value_to_js(env, v, inject.as_ref())?,
+                    None => env.get_undefined()?.into_unknown(),
+                }
+            } else {
+                let mut array = env.create_array_with_length(values.len())?;
+                for (i, v) in values.iter().enumerate() {
+                    array.set_element(i as u32, stored_value_to_js(env, v, inject.as_ref())?)?;
+                }
+                array.into_unknown()
+            }
+        }
+        Payload::Keys(keys) => {
+            let mut array = env.create_array_with_length(keys.len())?;
+            for (i, k) in keys.iter().enumerate() {
+                array.set_element(i as u32, key_to_js(env, k)?)?;
+            }
+            array.into_unknown()
+        }
+        Payload::Count(n) => env.create_double(n as f64)?.into_unknown(),
+        Payload::Cursor(position, inject) => match position {
+            None => env.get_null()?.into_unknown(),
+            Some((key, primary_key, value)) => {
+                let mut array = env.create_array_with_length(3)?;
+                array.set_element(0, key_to_js(env, &key)?)?;
+                array.set_element(1, key_to_js(env, &primary_key)?)?;
+                if let Some(v) = value {
+                    array.set_element(2, stored_value_to_js(env, &v, inject.as_ref())?)?;
+                }
+                array.into_unknown()
+            }
+        },
+        Payload::Opened {
+            old_version,
+            version,
+            stores,
+        } => {
+            let mut o = env.create_object()?;
+            match old_version {
+                Some(v) => o.set_named_property("oldVersion", env.create_double(v as f64)?)?,
+                None => o.set_named_property("oldVersion", env.get_null()?)?,
+            }
+            o.set_named_property("version", env.create_double(version as f64)?)?;
+            let mut list = env.create_array_with_length(stores.len())?;
+            for (i, s) in stores.iter().enumerate() {
+                let mut so = env.create_object()?;
+                so.set_named_property("name", env.create_string(&s.name)?)?;
+                match &s.key_path {
+                    Some(kp) => so.set_named_property("keyPath", key_path_to_js(env, kp)?)?,
+                    None => so.set_named_property("keyPath", env.get_null()?)?,
+                }
+                so.set_named_property("autoIncrement", env.get_boolean(s.auto_increment)?)?;
+                let mut indexes = env.create_array_with_length(s.indexes.len())?;
+                for (j, ix) in s.indexes.iter().enumerate() {
+                    let mut io = env.create_object()?;
+                    io.set_named_property("name", env.create_string(&ix.name)?)?;
+                    io.set_named_property("keyPath", key_path_to_js(env, &ix.key_path)?)?;
+                    io.set_named_property("unique", env.get_boolean(ix.unique)?)?;
+                    io.set_named_property("multiEntry", env.get_boolean(ix.multi_entry)?)?;
+                    indexes.set_element(j as u32, io)?;
+                }
+                so.set_named_property("indexes", indexes)?;
+                list.set_element(i as u32, so)?;
+            }
+            o.set_named_property("stores", list)?;
+            o.into_unknown()
+        }
+    })
+}
+
+fn replies_to_js(env: &Env, replies: Vec<Reply>) -> Result<JsObject> {
+    let mut array = env.create_array_with_length(replies.len() * 3)?;
+    for (i, reply) in replies.into_iter().enumerate() {
+        let at = (i * 3) as u32;
+        array.set_element(at, env.create_uint32(reply.id)?)?;
+        match reply.result {
+            Ok(payload) => {
+                array.set_element(at + 1, env.get_null()?)?;
+                array.set_element(at + 2, payload_to_js(env, payload)?)?;
+            }
+            Err(e) => {
+                array.set_element(at + 1, env.create_string(e.name())?)?;
+                array.set_element(at + 2, env.create_string(e.message())?)?;
+            }
+        }
+    }
+    Ok(array)
+}
+
+/// One connection to a database (`IDBDatabase`) and the thread that runs its engine work.
+#[napi]
+pub struct NativeConnection {
+    ops: Sender<Op>,
+    replies: ThreadsafeFunction<Vec<Reply>, ErrorStrategy::Fatal>,
+}
+
+fn mode_from(mode: &str) -> Result<TransactionMode> {
+    match mode {
+        "readonly" => Ok(TransactionMode::ReadOnly),
+        "readwrite" => Ok(TransactionMode::ReadWrite),
+        other => Err(named_error(
+            "TypeError",
+            format!("{other:?} is not a transaction mode"),
+        )),
+    }
+}
+
+fn durability_from(durability: &str) -> Result<Durability> {
+    match durability {
+        "default" => Ok(Durability::Default),
+        "strict" => Ok(Durability::Strict),
+        "relaxed" => Ok(Durability::Relaxed),
+        other => Err(named_error(
+            "TypeError",
+            format!("{other:?} is not a transaction durability"),
+        )),
+    }
+}
+
+fn read_kind(kind: &str) -> Result<ReadKind> {
+    match kind {
+        "get" => Ok(ReadKind::Get),
+        "getKey" => Ok(ReadKind::GetKey),
+        "getAll" => Ok(ReadKind::GetAll),
+        "getAllKeys" => Ok(ReadKind::GetAllKeys),
+        "count" => Ok(ReadKind::Count),
+        other => Err(named_error("TypeError", format!("unknown read {other:?}"))),
+    }
+}
+
+/// The stored form of a value and the spec's synchronous checks of its key
+/// (`IDBObjectStore.put` steps on the clone: the key path must yield a valid key, or a key
+/// generator must be able to inject one).
+fn checked_value(
+    env: &Env,
+    value: JsUnknown,
+    clone: Option<Buffer>,
+    key_path: Option<&KeyPath>,
+    auto_increment: bool,
+) -> Result<indexa::Value> {
+    let stored = stored_value(js_to_value(env, value, 0)?, clone.map(|b| b.to_vec()));
+    if let Some(kp) = key_path {
+        match extract_key_from_value_using_key_path(&stored, kp, false) {
+            KeyPathExtraction::Key(_) => {}
+            KeyPathExtraction::Invalid => {
+                return Err(named_error(
+                    "DataError",
+                    format!("key path {kp} yielded a value that is not a valid key"),
+                ))
+            }
+            KeyPathExtraction::Failure => {
+                if !auto_increment {
+                    return Err(named_error(
+                        "DataError",
+                        format!("key path {kp} yielded no key"),
+                    ));
+                }
+                if !check_that_a_key_could_be_injected_into_a_value(&stored, kp) {
+                    return Err(named_error(
+                        "DataError",
+                        format!(
+                            "a generated key cannot be injected into this value at key path {kp}"
+                        ),
+                    ));
+                }
+            }
+        }
+    }
+    Ok(stored)
+}
+
+#[napi]
+impl NativeConnection {
+    /// A connection of `factory`; `on_replies` receives every batch of replies.
+    #[napi(constructor)]
+    pub fn new(env: Env, factory: &NativeFactory, on_replies: JsFunction) -> Result<Self> {
+        let mut replies: ThreadsafeFunction<Vec<Reply>, ErrorStrategy::Fatal> = on_replies
+            .create_threadsafe_function(0, |ctx: ThreadSafeCallContext<Vec<Reply>>| {
+                Ok(vec![replies_to_js(&ctx.env, ctx.value)?])
+            })?;
+        // Only outstanding work keeps the process alive: see `set_busy`.
+        replies.unref(&env)?;
+        let (ops, receiver) = channel();
+        let thread_replies = replies.clone();
+        let engine = factory.factory.clone();
+        std::thread::Builder::new()
+            .name("indexa-connection".into())
+            .spawn(move || {
+                worker::run(engine, receiver, |batch| {
+                    thread_replies.call(batch, ThreadsafeFunctionCallMode::Blocking);
+                })
+            })
+            .map_err(|e| named_error("UnknownError", format!("cannot start a thread: {e}")))?;
+        Ok(NativeConnection { ops, replies })
+    }
+
+    /// Whether replies are outstanding: while they are, the process stays alive.
+    #[napi]
+    pub fn set_busy(&mut self, env: Env, busy: bool) -> Result<()> {
+        if busy {
+            self.replies.refer(&env)
+        } else {
+            self.replies.unref(&env)
+        }
+    }
+
+    fn send(&self, op: Op) -> Result<()> {
+        self.ops
+            .send(op)
+            .map_err(|_| named_error("InvalidStateError", "the connection is closed"))
+    }
+
+    /// Opens database `name` at `version`, beginning the versionchange transaction `tx` when
+    /// it is below.
+    #[napi]
+    pub fn open(&self, id: u32, tx: u32, name: String, version: f64) -> Result<()> {
+        self.send(Op::Open {
+            id,
+            tx,
+            name,
+            version: version as u64,
+        })
+    }
+
+    /// Declares transaction `tx`: its ops wait until [`NativeConnection::begin`].
+    #[napi]
+    pub fn declare(&self, tx: u32) -> Result<()> {
+        self.send(Op::Declare { tx })
+    }
+
+    /// Begins transaction `tx` over `scope`.
+    #[napi]
+    pub fn begin(
+        &self,
+        id: u32,
+        tx: u32,
+        scope: Vec<String>,
+        mode: String,
+        durability: String,
+    ) -> Result<()> {
+        self.send(Op::Begin {
+            id,
+            tx,
+            scope,
+            mode: mode_from(&mode)?,
+            durability: durability_from(&durability)?,
+        })
+    }
+
+    /// Commits transaction `tx`.
+    #[napi]
+    pub fn commit(&self, id: u32, tx: u32) -> Result<()> {
+        self.send(Op::Commit { id, tx })
+    }
+
+    /// Aborts transaction `tx`.
+    #[napi]
+    pub fn abort(&self, id: u32, tx: u32) -> Result<()> {
+        self.send(Op::Abort { id, tx })
+    }
+
+    /// `createObjectStore` in upgrade transaction `tx`.
+    #[napi]
+    pub fn create_store(
+        &self,
+        id: u32,
+        tx: u32,
+        name: String,
+        key_path: Option<JsKeyPath>,
+        auto_increment: bool,
+    ) -> Result<()> {
+        let key_path = key_path.as_ref().map(parse_key_path).transpose()?;
+        self.send(Op::CreateStore {
+            id,
+            tx,
+            name,
+            key_path,
+            auto_increment,
+        })
+    }
+
+    /// `deleteObjectStore` in upgrade transaction `tx`.
+    #[napi]
+    pub fn delete_store(&self, id: u32, tx: u32, name: String) -> Result<()> {
+        self.send(Op::DeleteStore { id, tx, name })
+    }
+
+    /// Renames object store `name` in upgrade transaction `tx`.
+    #[napi]
+    pub fn rename_store(&self, id: u32, tx: u32, name: String, new_name: String) -> Result<()> {
+        self.send(Op::RenameStore {
+            id,
+            tx,
+            name,
+            new_name,
+        })
+    }
+
+    /// `createIndex` in upgrade transaction `tx`.
+    #[napi]
+    #[allow(clippy::too_many_arguments)]
+    pub fn create_index(
+        &self,
+        id: u32,
+        tx: u32,
+        store: String,
+        name: String,
+        key_path: JsKeyPath,
+        unique: bool,
+        multi_entry: bool,
+    ) -> Result<()> {
+        let key_path = parse_key_path(&key_path)?;
+        self.send(Op::CreateIndex {
+            id,
+            tx,
+            store,
+            name,
+            key_path,
+            unique,
+            multi_entry,
+        })
+    }
+
+    /// `deleteIndex` in upgrade transaction `tx`.
+    #[napi]
+    pub fn delete_index(&self, id: u32, tx: u32, store: String, name: String) -> Result<()> {
+        self.send(Op::DeleteIndex {
+            id,
+            tx,
+            store,
+            name,
+        })
+    }
+
+    /// Renames index `name` of `store` in upgrade transaction `tx`.
+    #[napi]
+    pub fn rename_index(
+        &self,
+        id: u32,
+        tx: u32,
+        store: String,
+        name: String,
+        new_name: String,
+    ) -> Result<()> {
+        self.send(Op::RenameIndex {
+            id,
+            tx,
+            store,
+            name,
+            new_name,
+        })
+    }
+
+    /// `put` (or `add` with `no_overwrite`): `value` is the value or its projection, `clone`
+    /// V8's serialization when the value needs it; `key_path`/`auto_increment` describe the
+    /// object store for the synchronous checks.
+    #[napi]
+    #[allow(clippy::too_many_arguments)]
+    pub fn put(
+        &self,
+        env: Env,
+        id: u32,
+        tx: u32,
+        store: String,
+        value: JsUnknown,
+        clone: Option<Buffer>,
+        key: JsUnknown,
+        no_overwrite: bool,
+        key_path: Option<JsKeyPath>,
+        auto_increment: bool,
+    ) -> Result<()> {
+        let key_path = key_path.as_ref().map(parse_key_path).transpose()?;
+        let key = if matches!(key.get_type()?, ValueType::Undefined) {
+            None
+        } else {
+            Some(required_key(&env, key)?)
+        };
+        match (&key_path, &key) {
+            (Some(_), Some(_)) => {
+                return Err(named_error(
+                    "DataError",
+                    "the object store uses in-line keys and a key was given",
+                ))
+            }
+            (None, None) if !auto_increment => {
+                return Err(named_error(
+                    "DataError",
+                    "the object store uses out-of-line keys and has no key generator, and no key was given",
+                ))
+            }
+            _ => {}
+        }
+        let value = checked_value(&env, value, clone, key_path.as_ref(), auto_increment)?;
+        self.send(Op::Put {
+            id,
+            tx,
+            store,
+            value,
+            key,
+            no_overwrite,
+        })
+    }
+
+    /// A read (`get`, `getKey`, `getAll`, `getAllKeys`, `count`) of `store` or its `index`.
+    #[napi]
+    #[allow(clippy::too_many_arguments)]
+    pub fn read(
+        &self,
+        env: Env,
+        id: u32,
+        tx: u32,
+        store: String,
+        index: Option<String>,
+        kind: String,
+        range: JsUnknown,
+        count: Option<u32>,
+    ) -> Result<()> {
+        let kind = read_kind(&kind)?;
+        let range = range_from_js(&env, range)?;
+        self.send(Op::Read {
+            id,
+            tx,
+            store,
+            index,
+            kind,
+            range,
+            count,
+        })
+    }
+
+    /// `delete(query)` on `store`.
+    #[napi]
+    pub fn delete(
+        &self,
+        env: Env,
+        id: u32,
+        tx: u32,
+        store: String,
+        range: JsUnknown,
+    ) -> Result<()> {
+        let range = range_from_js(&env, range)?
+            .ok_or_else(|| named_error("DataError", "a key or key range is required"))?;
+        self.send(Op::Delete {
+            id,
+            tx,
+            store,
+            range,
+        })
+    }
+
+    /// `clear()` on `store`.
+    #[napi]
+    pub fn clear(&self, id: u32, tx: u32, store: String) -> Result<()> {
+        self.send(Op::Clear { id, tx, store })
+    }
+
+    /// Opens cursor `cursor` over `store` or its `index`.
+    #[napi]
+    #[allow(clippy::too_many_arguments)]
+    pub fn open_cursor(
+        &self,
+        env: Env,
+        id: u32,
+        tx: u32,
+        cursor: u32,
+        store: String,
+        index: Option<String>,
+        range: JsUnknown,
+        direction: String,
+        key_only: bool,
+    ) -> Result<()> {
+        let range = range_from_js(&env, range)?;
+        let direction: CursorDirection = direction.parse().map_err(engine_error)?;
+        self.send(Op::OpenCursor {
+            id,
+            tx,
+            cursor,
+            store,
+            index,
+            range,
+            direction,
+            key_only,
+        })
+    }
+
+    /// `continue(key)` / `continuePrimaryKey(key, primaryKey)` of cursor `cursor`.
+    #[napi]
+    pub fn cursor_continue(
+        &self,
+        env: Env,
+        id: u32,
+        cursor: u32,
+        key: JsUnknown,
+        primary_key: JsUnknown,
+    ) -> Result<()> {
+        let key = if matches!(key.get_type()?, ValueType::Undefined) {
+            None
+        } else {
+            Some(required_key(&env, key)?)
+        };
+        let primary_key = if matches!(primary_key.get_type()?, ValueType::Undefined) {
+            None
+        } else {
+            Some(required_key(&env, primary_key)?)
+        };
+        self.send(Op::Continue {
+            id,
+            cursor,
+            key,
+            primary_key,
+        })
+    }
+
+    /// `advance(count)` of cursor `cursor`.
+    #[napi]
+    pub fn cursor_advance(&self, id: u32, cursor: u32, count: u32) -> Result<()> {
+        self.send(Op::Advance { id, cursor, count })
+    }
+
+    /// `update(value)` through cursor `cursor`; with in-line keys, the key path must yield
+    /// the cursor's primary key (`DataError` otherwise).
+    #[napi]
+    #[allow(clippy::too_many_arguments)]
+    pub fn cursor_update(
+        &self,
+        env: Env,
+        id: u32,
+        cursor: u32,
+        value: JsUnknown,
+        clone: Option<Buffer>,
+        key_path: Option<JsKeyPath>,
+        primary_key: JsUnknown,
+    ) -> Result<()> {
+        let key_path = key_path.as_ref().map(parse_key_path).transpose()?;
+        let value = stored_value(js_to_value(&env, value, 0)?, clone.map(|b| b.to_vec()));
+        if let Some(kp) = &key_path {
+            let primary = required_key(&env, primary_key)?;
+            match extract_key_from_value_using_key_path(&value, kp, false) {
+                KeyPathExtraction::Key(k) if k == primary => {}
+                _ => {
+                    return Err(named_error(
+                        "DataError",
+                        format!(
+                        "key path {kp} of the new value does not yield the cursor's primary key"
+                    ),
+                    ))
+                }
+            }
+        }
+        self.send(Op::CursorUpdate { id, cursor, value })
+    }
+
+    /// `delete()` through cursor `cursor`.
+    #[napi]
+    pub fn cursor_delete(&self, id: u32, cursor: u32) -> Result<()> {
+        self.send(Op::CursorDelete { id, cursor })
+    }
+
+    /// Ends the connection's thread once the work before this call is done.
+    #[napi]
+    pub fn close(&self) -> Result<()> {
+        self.send(Op::Close)
+    }
+}

@@ -1,0 +1,752 @@
+//! One thread per connection (`IDBDatabase`) runs its engine work in the order the requests
+//! were placed, so Node's thread never waits on storage. Replies go back in batches through a
+//! thread-safe function.
+//!
+//! The JavaScript layer schedules transactions (spec: "transaction scheduling",
+//! <https://www.w3.org/TR/IndexedDB-3/#transaction-scheduling>) and only sends `Begin` for a
+//! transaction that may start, so a worker never waits for another connection's writer in
+//! this process.
+
+use std::collections::HashMap;
+use std::sync::mpsc::Receiver;
+use std::sync::Arc;
+
+use indexa::{
+    Cursor, CursorDirection, Database, Durability, Error, Factory, Key, KeyPath, KeyRange, Query,
+    Transaction, TransactionMode, Value,
+};
+
+/// What a read request returns.
+#[derive(Debug, Clone, Copy)]
+pub enum ReadKind {
+    Get,
+    GetKey,
+    GetAll,
+    GetAllKeys,
+    Count,
+}
+
+/// One piece of engine work; `id` identifies the reply.
+pub enum Op {
+    /// A transaction exists but may not start yet: its ops wait until `Begin`.
+    Declare {
+        tx: u32,
+    },
+    Open {
+        id: u32,
+        tx: u32,
+        name: String,
+        version: u64,
+    },
+    Begin {
+        id: u32,
+        tx: u32,
+        scope: Vec<String>,
+        mode: TransactionMode,
+        durability: Durability,
+    },
+    Commit {
+        id: u32,
+        tx: u32,
+    },
+    Abort {
+        id: u32,
+        tx: u32,
+    },
+    CreateStore {
+        id: u32,
+        tx: u32,
+        name: String,
+        key_path: Option<KeyPath>,
+        auto_increment: bool,
+    },
+    DeleteStore {
+        id: u32,
+        tx: u32,
+        name: String,
+    },
+    RenameStore {
+        id: u32,
+        tx: u32,
+        name: String,
+        new_name: String,
+    },
+    CreateIndex {
+        id: u32,
+        tx: u32,
+        store: String,
+        name: String,
+        key_path: KeyPath,
+        unique: bool,
+        multi_entry: bool,
+    },
+    DeleteIndex {
+        id: u32,
+        tx: u32,
+        store: String,
+        name: String,
+    },
+    RenameIndex {
+        id: u32,
+        tx: u32,
+        store: String,
+        name: String,
+        new_name: String,
+    },
+    Put {
+        id: u32,
+        tx: u32,
+        store: String,
+        value: Value,
+        key: Option<Key>,
+        no_overwrite: bool,
+    },
+    Read {
+        id: u32,
+        tx: u32,
+        store: String,
+        index: Option<String>,
+        kind: ReadKind,
+        range: Option<KeyRange>,
+        count: Option<u32>,
+    },
+    Delete {
+        id: u32,
+        tx: u32,
+        store: String,
+        range: KeyRange,
+    },
+    Clear {
+        id: u32,
+        tx: u32,
+        store: String,
+    },
+    OpenCursor {
+        id: u32,
+        tx: u32,
+        cursor: u32,
+        store: String,
+        index: Option<String>,
+        range: Option<KeyRange>,
+        direction: CursorDirection,
+        key_only: bool,
+    },
+    Continue {
+        id: u32,
+        cursor: u32,
+        key: Option<Key>,
+        primary_key: Option<Key>,
+    },
+    Advance {
+        id: u32,
+        cursor: u32,
+        count: u32,
+    },
+    CursorUpdate {
+        id: u32,
+        cursor: u32,
+        value: Value,
+    },
+    CursorDelete {
+        id: u32,
+        cursor: u32,
+    },
+    Close,
+}
+
+/// An object store as the JavaScript layer mirrors it.
+pub struct StoreInfo {
+    pub name: String,
+    pub key_path: Option<KeyPath>,
+    pub auto_increment: bool,
+    pub indexes: Vec<IndexInfo>,
+}
+
+/// An index as the JavaScript layer mirrors it.
+pub struct IndexInfo {
+    pub name: String,
+    pub key_path: KeyPath,
+    pub unique: bool,
+    pub multi_entry: bool,
+}
+
+/// A cursor's position: key, primary key and (for value cursors) value; `None` past the end.
+pub type Position = Option<(Key, Key, Option<Value>)>;
+
+/// A successful result.
+pub enum Payload {
+    None,
+    Key(Key),
+    MaybeKey(Option<Key>),
+    /// Values, with the object store's key path when a generated key may need injecting.
+    Values(Vec<Value>, Option<KeyPath>, bool),
+    Keys(Vec<Key>),
+    Count(u64),
+    Cursor(Position, Option<KeyPath>),
+    Opened {
+        old_version: Option<u64>,
+        version: u64,
+        stores: Vec<StoreInfo>,
+    },
+}
+
+/// The reply to one op.
+pub struct Reply {
+    pub id: u32,
+    pub result: Result<Payload, Error>,
+}
+
+struct OpenCursor {
+    tx: u32,
+    cursor: Cursor,
+    inject: Option<KeyPath>,
+}
+
+struct Worker {
+    factory: Arc<Factory>,
+    db: Option<Database>,
+    txs: HashMap<u32, Transaction>,
+    /// Ops of declared transactions that have not begun, in order.
+    held: HashMap<u32, Vec<Op>>,
+    cursors: HashMap<u32, OpenCursor>,
+}
+
+fn inactive() -> Error {
+    Error::TransactionInactive("the transaction has finished".into())
+}
+
+/// The key path whose key the JavaScript layer injects into a deserialized value: the store's,
+/// when it has a key generator and in-line keys.
+fn injection_path(store: &indexa::ObjectStore<'_>) -> indexa::Result<Option<KeyPath>> {
+    Ok(if store.auto_increment()? {
+        store.key_path()?
+    } else {
+        None
+    })
+}
+
+fn schema_of(tx: &Transaction) -> indexa::Result<Vec<StoreInfo>> {
+    let mut stores = Vec::new();
+    for name in tx.object_store_names() {
+        let store = tx.object_store(&name)?;
+        let mut indexes = Vec::new();
+        for index_name in store.index_names()? {
+            let index = store.index(&index_name)?;
+            indexes.push(IndexInfo {
+                name: index_name,
+                key_path: index.key_path()?,
+                unique: index.unique()?,
+                multi_entry: index.multi_entry()?,
+            });
+        }
+        stores.push(StoreInfo {
+            key_path: store.key_path()?,
+            auto_increment: store.auto_increment()?,
+            name,
+            indexes,
+        });
+    }
+    Ok(stores)
+}
+
+fn position(cursor: &Cursor) -> Position {
+    cursor.key().map(|k| {
+        (
+            k.clone(),
+            cursor.primary_key().cloned().unwrap_or_else(|| k.clone()),
+            cursor.value().cloned(),
+        )
+    })
+}
+
+impl Op {
+    /// The transaction whose start an op waits for (not `Begin` itself).
+    fn waits_for(&self) -> Option<u32> {
+        match self {
+            Op::Commit { tx, .. }
+            | Op::Abort { tx, .. }
+            | Op::CreateStore { tx, .. }
+            | Op::DeleteStore { tx, .. }
+            | Op::RenameStore { tx, .. }
+            | Op::CreateIndex { tx, .. }
+            | Op::DeleteIndex { tx, .. }
+            | Op::RenameIndex { tx, .. }
+            | Op::Put { tx, .. }
+            | Op::Read { tx, .. }
+            | Op::Delete { tx, .. }
+            | Op::Clear { tx, .. }
+            | Op::OpenCursor { tx, .. } => Some(*tx),
+            _ => None,
+        }
+    }
+
+    fn id(&self) -> Option<u32> {
+        match self {
+            Op::Declare { .. } | Op::Close => None,
+            Op::Open { id, .. }
+            | Op::Begin { id, .. }
+            | Op::Commit { id, .. }
+            | Op::Abort { id, .. }
+            | Op::CreateStore { id, .. }
+            | Op::DeleteStore { id, .. }
+            | Op::RenameStore { id, .. }
+            | Op::CreateIndex { id, .. }
+            | Op::DeleteIndex { id, .. }
+            | Op::RenameIndex { id, .. }
+            | Op::Put { id, .. }
+            | Op::Read { id, .. }
+            | Op::Delete { id, .. }
+            | Op::Clear { id, .. }
+            | Op::OpenCursor { id, .. }
+            | Op::Continue { id, .. }
+            | Op::Advance { id, .. }
+            | Op::CursorUpdate { id, .. }
+            | Op::CursorDelete { id, .. } => Some(*id),
+        }
+    }
+}
+
+impl Worker {
+    /// Runs `op`, or holds it while its transaction waits to begin; `Begin` runs the held
+    /// ops after it, and `Abort` of a transaction that never began fails them with
+    /// `AbortError`. Returns `false` on `Close`.
+    fn handle(&mut self, op: Op, replies: &mut Vec<Reply>) -> bool {
+        if let Op::Declare { tx } = op {
+            self.held.insert(tx, Vec::new());
+            return true;
+        }
+        if let Some(tx) = op.waits_for() {
+            if let Some(held) = self.held.get_mut(&tx) {
+                if let Op::Abort { id, .. } = op {
+                    let held = self.held.remove(&tx).unwrap_or_default();
+                    for h in held {
+                        if let Some(hid) = h.id() {
+                            replies.push(Reply {
+                                id: hid,
+                                result: Err(Error::Abort("the transaction was aborted".into())),
+                            });
+                        }
+                    }
+                    replies.push(Reply {
+                        id,
+                        result: Ok(Payload::None),
+                    });
+                } else {
+                    held.push(op);
+                }
+                return true;
+            }
+        }
+        let begun = match &op {
+            Op::Begin { tx, .. } => Some(*tx),
+            _ => None,
+        };
+        match self.run(op) {
+            Some(reply) => {
+                let ok = reply.result.is_ok();
+                replies.push(reply);
+                if let Some(tx) = begun {
+                    let held = self.held.remove(&tx).unwrap_or_default();
+                    for h in held {
+                        if ok {
+                            if let Some(r) = self.run(h) {
+                                replies.push(r);
+                            }
+                        } else if let Some(hid) = h.id() {
+                            replies.push(Reply {
+                                id: hid,
+                                result: Err(Error::Abort("the transaction could not start".into())),
+                            });
+                        }
+                    }
+                }
+                true
+            }
+            None => false,
+        }
+    }
+
+    fn tx(&self, id: u32) -> Result<&Transaction, Error> {
+        self.txs.get(&id).ok_or_else(inactive)
+    }
+
+    fn run(&mut self, op: Op) -> Option<Reply> {
+        let (id, result) = match op {
+            Op::Close | Op::Declare { .. } => return None,
+            Op::Open {
+                id,
+                tx,
+                name,
+                version,
+            } => (id, self.open(tx, &name, version)),
+            Op::Begin {
+                id,
+                tx,
+                scope,
+                mode,
+                durability,
+            } => (id, self.begin(tx, &scope, mode, durability)),
+            Op::Commit { id, tx } => (id, self.finish(tx, true)),
+            Op::Abort { id, tx } => (id, self.finish(tx, false)),
+            Op::CreateStore {
+                id,
+                tx,
+                name,
+                key_path,
+                auto_increment,
+            } => (
+                id,
+                self.tx(tx).and_then(|t| {
+                    t.create_object_store(&name, key_path, auto_increment)
+                        .map(|_| Payload::None)
+                }),
+            ),
+            Op::DeleteStore { id, tx, name } => (
+                id,
+                self.tx(tx)
+                    .and_then(|t| t.delete_object_store(&name).map(|()| Payload::None)),
+            ),
+            Op::RenameStore {
+                id,
+                tx,
+                name,
+                new_name,
+            } => (
+                id,
+                self.tx(tx).and_then(|t| {
+                    t.object_store(&name)?
+                        .rename(&new_name)
+                        .map(|()| Payload::None)
+                }),
+            ),
+            Op::CreateIndex {
+                id,
+                tx,
+                store,
+                name,
+                key_path,
+                unique,
+                multi_entry,
+            } => (
+                id,
+                self.tx(tx).and_then(|t| {
+                    t.object_store(&store)?
+                        .create_index(&name, key_path, unique, multi_entry)
+                        .map(|_| Payload::None)
+                }),
+            ),
+            Op::DeleteIndex {
+                id,
+                tx,
+                store,
+                name,
+            } => (
+                id,
+                self.tx(tx).and_then(|t| {
+                    t.object_store(&store)?
+                        .delete_index(&name)
+                        .map(|()| Payload::None)
+                }),
+            ),
+            Op::RenameIndex {
+                id,
+                tx,
+                store,
+                name,
+                new_name,
+            } => (
+                id,
+                self.tx(tx).and_then(|t| {
+                    t.object_store(&store)?
+                        .index(&name)?
+                        .rename(&new_name)
+                        .map(|()| Payload::None)
+                }),
+            ),
+            Op::Put {
+                id,
+                tx,
+                store,
+                value,
+                key,
+                no_overwrite,
+            } => (
+                id,
+                self.tx(tx).and_then(|t| {
+                    let s = t.object_store(&store)?;
+                    let key = if no_overwrite {
+                        s.add(value, key)?
+                    } else {
+                        s.put(value, key)?
+                    };
+                    Ok(Payload::Key(key))
+                }),
+            ),
+            Op::Read {
+                id,
+                tx,
+                store,
+                index,
+                kind,
+                range,
+                count,
+            } => (
+                id,
+                self.tx(tx)
+                    .and_then(|t| read(t, &store, index.as_deref(), kind, range, count)),
+            ),
+            Op::Delete {
+                id,
+                tx,
+                store,
+                range,
+            } => (
+                id,
+                self.tx(tx).and_then(|t| {
+                    t.object_store(&store)?
+                        .delete(range)
+                        .map(|()| Payload::None)
+                }),
+            ),
+            Op::Clear { id, tx, store } => (
+                id,
+                self.tx(tx)
+                    .and_then(|t| t.object_store(&store)?.clear().map(|()| Payload::None)),
+            ),
+            Op::OpenCursor {
+                id,
+                tx,
+                cursor,
+                store,
+                index,
+                range,
+                direction,
+                key_only,
+            } => (
+                id,
+                self.open_cursor(
+                    tx,
+                    cursor,
+                    &store,
+                    index.as_deref(),
+                    range,
+                    direction,
+                    key_only,
+                ),
+            ),
+            Op::Continue {
+                id,
+                cursor,
+                key,
+                primary_key,
+            } => (
+                id,
+                self.step(cursor, |c, t| match (&key, &primary_key) {
+                    (Some(k), Some(p)) => c.continue_primary_key(t, k, p),
+                    _ => c.continue_key(t, key.as_ref()),
+                }),
+            ),
+            Op::Advance { id, cursor, count } => {
+                (id, self.step(cursor, |c, t| c.advance(t, count)))
+            }
+            Op::CursorUpdate { id, cursor, value } => (
+                id,
+                self.with_cursor(cursor, |c, t| c.cursor.update(t, value).map(Payload::Key)),
+            ),
+            Op::CursorDelete { id, cursor } => (
+                id,
+                self.with_cursor(cursor, |c, t| c.cursor.delete(t).map(|()| Payload::None)),
+            ),
+        };
+        Some(Reply { id, result })
+    }
+
+    fn open(&mut self, tx: u32, name: &str, version: u64) -> Result<Payload, Error> {
+        let (db, upgrade) = self.factory.begin_upgrade(name, version)?;
+        let (old_version, stores) = match upgrade {
+            Some((t, old)) => {
+                let stores = schema_of(&t)?;
+                self.txs.insert(tx, t);
+                (Some(old), stores)
+            }
+            None => {
+                let t =
+                    db.transaction_over_all_stores(TransactionMode::ReadOnly, Durability::Default)?;
+                let stores = schema_of(&t)?;
+                t.abort();
+                (None, stores)
+            }
+        };
+        self.db = Some(db);
+        Ok(Payload::Opened {
+            old_version,
+            version,
+            stores,
+        })
+    }
+
+    fn begin(
+        &mut self,
+        tx: u32,
+        scope: &[String],
+        mode: TransactionMode,
+        durability: Durability,
+    ) -> Result<Payload, Error> {
+        let db = self
+            .db
+            .as_ref()
+            .ok_or_else(|| Error::InvalidState("the connection is not open".into()))?;
+        let names: Vec<&str> = scope.iter().map(String::as_str).collect();
+        let t = db.transaction_with_durability(&names, mode, durability)?;
+        self.txs.insert(tx, t);
+        Ok(Payload::None)
+    }
+
+    fn finish(&mut self, tx: u32, commit: bool) -> Result<Payload, Error> {
+        self.cursors.retain(|_, c| c.tx != tx);
+        let t = self.txs.remove(&tx).ok_or_else(inactive)?;
+        if commit {
+            t.commit()?;
+        } else {
+            t.abort();
+        }
+        Ok(Payload::None)
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    fn open_cursor(
+        &mut self,
+        tx: u32,
+        id: u32,
+        store: &str,
+        index: Option<&str>,
+        range: Option<KeyRange>,
+        direction: CursorDirection,
+        key_only: bool,
+    ) -> Result<Payload, Error> {
+        let t = self.tx(tx)?;
+        let s = t.object_store(store)?;
+        let inject = injection_path(&s)?;
+        let cursor = match (index, key_only) {
+            (Some(n), false) => s.index(n)?.open_cursor(range, direction)?,
+            (Some(n), true) => s.index(n)?.open_key_cursor(range, direction)?,
+            (None, false) => s.open_cursor(range, direction)?,
+            (None, true) => s.open_key_cursor(range, direction)?,
+        };
+        let pos = position(&cursor);
+        self.cursors.insert(
+            id,
+            OpenCursor {
+                tx,
+                cursor,
+                inject: inject.clone(),
+            },
+        );
+        Ok(Payload::Cursor(pos, inject))
+    }
+
+    fn with_cursor(
+        &mut self,
+        id: u32,
+        f: impl FnOnce(&mut OpenCursor, &Transaction) -> indexa::Result<Payload>,
+    ) -> Result<Payload, Error> {
+        let c = self.cursors.get_mut(&id).ok_or_else(inactive)?;
+        let t = self.txs.get(&c.tx).ok_or_else(inactive)?;
+        f(c, t)
+    }
+
+    fn step(
+        &mut self,
+        id: u32,
+        f: impl FnOnce(&mut Cursor, &Transaction) -> indexa::Result<()>,
+    ) -> Result<Payload, Error> {
+        self.with_cursor(id, |c, t| {
+            f(&mut c.cursor, t)?;
+            Ok(Payload::Cursor(position(&c.cursor), c.inject.clone()))
+        })
+    }
+}
+
+fn read(
+    t: &Transaction,
+    store: &str,
+    index: Option<&str>,
+    kind: ReadKind,
+    range: Option<KeyRange>,
+    count: Option<u32>,
+) -> Result<Payload, Error> {
+    let s = t.object_store(store)?;
+    let inject = injection_path(&s)?;
+    let mut query = Query::from(range.clone());
+    if let Some(n) = count.filter(|n| *n > 0) {
+        query = query.count(n);
+    }
+    let single = |r: Option<KeyRange>| -> indexa::Result<KeyRange> {
+        r.ok_or_else(|| Error::Data("a key or key range is required".into()))
+    };
+    match index {
+        None => match kind {
+            ReadKind::Get => Ok(Payload::Values(
+                s.get(single(range)?)?.into_iter().collect(),
+                inject,
+                true,
+            )),
+            ReadKind::GetKey => Ok(Payload::MaybeKey(s.get_key(single(range)?)?)),
+            ReadKind::GetAll => Ok(Payload::Values(s.get_all(query)?, inject, false)),
+            ReadKind::GetAllKeys => Ok(Payload::Keys(s.get_all_keys(query)?)),
+            ReadKind::Count => Ok(Payload::Count(s.count(range)?)),
+        },
+        Some(n) => {
+            let ix = s.index(n)?;
+            match kind {
+                ReadKind::Get => Ok(Payload::Values(
+                    ix.get(single(range)?)?.into_iter().collect(),
+                    inject,
+                    true,
+                )),
+                ReadKind::GetKey => Ok(Payload::MaybeKey(ix.get_key(single(range)?)?)),
+                ReadKind::GetAll => Ok(Payload::Values(ix.get_all(query)?, inject, false)),
+                ReadKind::GetAllKeys => Ok(Payload::Keys(ix.get_all_keys(query)?)),
+                ReadKind::Count => Ok(Payload::Count(ix.count(range)?)),
+            }
+        }
+    }
+}
+
+/// Runs ops until `Close` or until the sending side is dropped, replying in batches.
+pub fn run(factory: Arc<Factory>, ops: Receiver<Op>, mut send: impl FnMut(Vec<Reply>)) {
+    let mut worker = Worker {
+        factory,
+        db: None,
+        txs: HashMap::new(),
+        held: HashMap::new(),
+        cursors: HashMap::new(),
+    };
+    while let Ok(first) = ops.recv() {
+        let mut replies = Vec::new();
+        let mut next = Some(first);
+        let mut closing = false;
+        while let Some(op) = next.take() {
+            if !worker.handle(op, &mut replies) {
+                closing = true;
+                break;
+            }
+            if replies.len() >= 512 {
+                send(std::mem::take(&mut replies));
+            }
+            next = ops.try_recv().ok();
+        }
+        if !replies.is_empty() {
+            send(replies);
+        }
+        if closing {
+            break;
+        }
+    }
+    // Unfinished transactions abort when dropped, before the connection goes.
+    worker.cursors.clear();
+    worker.txs.clear();
+    if let Some(db) = worker.db.take() {
+        db.close();
+    }
+}

@@ -1,0 +1,145 @@
+//! Spec conformance checks against W3C "Indexed Database API 3.0"
+//! (<https://www.w3.org/TR/IndexedDB-3/>): deleted object store and index handles, reverting
+//! handles when an upgrade transaction aborts, `commit()` on a finished transaction, and
+//! key path identifiers.
+
+use indexa::{parse_value, Factory, Key, KeyPath, TransactionMode, Value};
+
+fn v(text: &str) -> Value {
+    parse_value(text).unwrap()
+}
+
+fn k(n: i32) -> Key {
+    Key::from(n)
+}
+
+/// IDBObjectStore.put() step 3: "If store has been deleted, throw an InvalidStateError".
+/// A handle to a store deleted in this upgrade must not write into a store created after it
+/// (store ids are SQLite rowids, which are reused once the highest row is deleted).
+#[test]
+fn put_through_a_deleted_store_handle_is_invalid_state() {
+    let factory = Factory::temporary().unwrap();
+    let result = factory.open("db", Some(1), |tx, _, _| {
+        let a = tx.create_object_store("a", None, false)?;
+        tx.delete_object_store("a")?;
+        let b = tx.create_object_store("b", None, false)?;
+        assert_eq!(
+            a.put(v(r#""stray""#), Some(k(1))).map_err(|e| e.name()),
+            Err("InvalidStateError")
+        );
+        assert_eq!(b.count(None)?, 0);
+        Ok(())
+    });
+    result.unwrap();
+}
+
+/// IDBIndex.get()/count()/openCursor() step: "If index or index's object store has been
+/// deleted, throw an InvalidStateError". A handle to a deleted index must not read an index
+/// created after it (index ids are reused rowids too).
+#[test]
+fn reading_through_a_deleted_index_handle_is_invalid_state() {
+    let factory = Factory::temporary().unwrap();
+    factory
+        .open("db", Some(1), |tx, _, _| {
+            let s = tx.create_object_store("s", Some(KeyPath::parse("id")?), false)?;
+            s.put(v(r#"{"id":1,"x":"a","y":"b"}"#), None)?;
+            let x = s.create_index("x", KeyPath::parse("x")?, false, false)?;
+            s.delete_index("x")?;
+            s.create_index("y", KeyPath::parse("y")?, false, false)?;
+            assert_eq!(
+                x.count(None).map_err(|e| e.name()),
+                Err("InvalidStateError")
+            );
+            assert_eq!(x.name().map_err(|e| e.name()), Err("InvalidStateError"));
+            Ok(())
+        })
+        .unwrap();
+}
+
+/// IDBObjectStore.get(), getAll(), count(), openCursor() step 3: "If store has been
+/// deleted, throw an InvalidStateError". Today these read the (now empty) id and succeed.
+#[test]
+fn reads_through_a_deleted_store_handle_are_invalid_state() {
+    let factory = Factory::temporary().unwrap();
+    factory
+        .open("db", Some(1), |tx, _, _| {
+            let a = tx.create_object_store("a", None, false)?;
+            a.put(v("1"), Some(k(1)))?;
+            tx.delete_object_store("a")?;
+            assert_eq!(
+                a.count(None).map_err(|e| e.name()),
+                Err("InvalidStateError")
+            );
+            assert_eq!(a.get(k(1)).map_err(|e| e.name()), Err("InvalidStateError"));
+            assert_eq!(
+                a.get_all(None).map_err(|e| e.name()),
+                Err("InvalidStateError")
+            );
+            assert_eq!(
+                a.open_cursor(None, Default::default())
+                    .map(|_| ())
+                    .map_err(|e| e.name()),
+                Err("InvalidStateError")
+            );
+            Ok(())
+        })
+        .unwrap();
+}
+
+/// "Abort an upgrade transaction" (5.8): the connection's object store set goes back to the
+/// stores that existed before, and every object store handle not newly created gets its
+/// store's (old) name back, and its index handles their old names.
+#[test]
+fn aborting_an_upgrade_reverts_store_and_index_handle_names() {
+    let factory = Factory::temporary().unwrap();
+    factory
+        .open("db", Some(1), |tx, _, _| {
+            let a = tx.create_object_store("a", None, false)?;
+            a.create_index("i", KeyPath::parse("i")?, false, false)?;
+            Ok(())
+        })
+        .unwrap()
+        .close();
+    let result = factory.open("db", Some(2), |tx, _, _| {
+        let a = tx.object_store("a")?;
+        let i = a.index("i")?;
+        a.rename("b")?;
+        i.rename("j")?;
+        tx.abort();
+        assert_eq!(a.name().ok().as_deref(), Some("a"));
+        assert_eq!(i.name().ok().as_deref(), Some("i"));
+        assert_eq!(a.index_names().ok(), Some(vec!["i".to_owned()]));
+        assert_eq!(tx.object_store_names(), vec!["a".to_owned()]);
+        Ok(())
+    });
+    assert_eq!(result.unwrap_err().name(), "AbortError");
+}
+
+/// IDBTransaction.commit() step 1: "If this's state is not active, then throw an
+/// InvalidStateError" (not TransactionInactiveError, which is for requests).
+#[test]
+fn commit_after_commit_is_invalid_state() {
+    let factory = Factory::temporary().unwrap();
+    let db = factory
+        .open("db", Some(1), |tx, _, _| {
+            tx.create_object_store("s", None, false)?;
+            Ok(())
+        })
+        .unwrap();
+    let tx = db.transaction(&["s"], TransactionMode::ReadWrite).unwrap();
+    tx.commit().unwrap();
+    assert_eq!(tx.commit().unwrap_err().name(), "InvalidStateError");
+    let tx = db.transaction(&["s"], TransactionMode::ReadOnly).unwrap();
+    tx.abort();
+    assert_eq!(tx.commit().unwrap_err().name(), "InvalidStateError");
+}
+
+/// "Valid key path" (2.5): an ECMAScript IdentifierName, whose start is ID_Start (plus
+/// Other_ID_Start), not XID_Start. U+037A and U+309B are identifier characters in
+/// JavaScript (`var \u037a = 1` parses) but are not XID_Start.
+#[test]
+fn key_path_identifiers_follow_ecmascript_id_start() {
+    for text in ["\u{37A}", "a.\u{309B}", "\u{FF9E}"] {
+        assert!(KeyPath::parse(text).is_ok(), "{text:?}");
+    }
+}
