@@ -90,8 +90,8 @@ impl<'t> Index<'t> {
 
     /// Checks the transaction is active and the index still exists.
     fn check_usable(&self) -> Result<()> {
-        self.tx.check_active()?;
-        self.with_meta(|_| Ok(()))
+        self.with_meta(|_| Ok(()))?;
+        self.tx.check_active()
     }
 
     /// The value of the first record (in index order: index key, then primary key) whose

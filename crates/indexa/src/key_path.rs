@@ -56,15 +56,30 @@ fn is_valid_key_path_string(text: &str) -> bool {
     text.is_empty() || text.split('.').all(is_identifier_name)
 }
 
-/// ECMAScript IdentifierName: (ID_Start | `$` | `_`) (ID_Continue | `$` | ZWNJ | ZWJ)*.
+/// Characters in Unicode's ID_Start (which ECMAScript uses) but not in XID_Start (which
+/// `unicode-ident` answers for): the few whose NFKC forms are not identifier-closed.
+const ID_START_NOT_XID: &[char] = &[
+    '\u{037A}', '\u{0E33}', '\u{0EB3}', '\u{309B}', '\u{309C}', '\u{FC5E}', '\u{FC5F}', '\u{FC60}',
+    '\u{FC61}', '\u{FC62}', '\u{FC63}', '\u{FDFA}', '\u{FDFB}', '\u{FE70}', '\u{FE72}', '\u{FE74}',
+    '\u{FE76}', '\u{FE78}', '\u{FE7A}', '\u{FE7C}', '\u{FE7E}', '\u{FF9E}', '\u{FF9F}',
+];
+
+/// ECMAScript IdentifierName: (ID_Start | `$` | `_`) (ID_Continue | `$` | ZWNJ | ZWJ)*,
+/// where ID_Start and ID_Continue are XID_Start and XID_Continue plus
+/// [`ID_START_NOT_XID`] (every ID_Start character is also ID_Continue).
 fn is_identifier_name(s: &str) -> bool {
     let mut chars = s.chars();
     let Some(first) = chars.next() else {
         return false;
     };
-    (first == '$' || first == '_' || unicode_ident::is_xid_start(first))
+    let id_start = |c: char| unicode_ident::is_xid_start(c) || ID_START_NOT_XID.contains(&c);
+    (first == '$' || first == '_' || id_start(first))
         && chars.all(|c| {
-            c == '$' || c == '\u{200C}' || c == '\u{200D}' || unicode_ident::is_xid_continue(c)
+            c == '$'
+                || c == '\u{200C}'
+                || c == '\u{200D}'
+                || unicode_ident::is_xid_continue(c)
+                || id_start(c)
         })
 }
 

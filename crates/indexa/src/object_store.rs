@@ -97,6 +97,19 @@ impl<'t> ObjectStore<'t> {
         Ok(Index::new(self.tx, self.id, index_id))
     }
 
+    /// Checks the store still exists (else InvalidStateError), then that the transaction is
+    /// active — the order of the spec's steps for every request.
+    fn check_usable(&self) -> Result<()> {
+        self.with_meta(|_| Ok(()))?;
+        self.tx.check_active()
+    }
+
+    /// The connection for a read, after [`ObjectStore::check_usable`].
+    fn read_conn(&self) -> Result<std::cell::Ref<'t, rusqlite::Connection>> {
+        self.check_usable()?;
+        self.tx.conn()
+    }
+
     // ---- writes ----
 
     /// Adds a record (`IDBObjectStore.add`); returns its key.
@@ -344,8 +357,7 @@ impl<'t> ObjectStore<'t> {
     /// [`Error::Unknown`] on storage failure.
     pub fn get(&self, range: impl Into<KeyRange>) -> Result<Option<Value>> {
         let range = range.into();
-        self.tx.check_active()?;
-        let conn = self.tx.conn()?;
+        let conn = self.read_conn()?;
         let bytes = match range.as_only() {
             Some(key) => storage::get_record(&conn, self.id, &encode_key(key))?,
             None => storage::select_records(&conn, self.id, &range.encoded(), false, 1, true)?
@@ -361,7 +373,7 @@ impl<'t> ObjectStore<'t> {
     /// As [`ObjectStore::get`].
     pub fn get_key(&self, range: impl Into<KeyRange>) -> Result<Option<Key>> {
         let range = range.into();
-        let conn = self.tx.conn()?;
+        let conn = self.read_conn()?;
         storage::select_records(&conn, self.id, &range.encoded(), false, 1, false)?
             .pop()
             .map(|(k, _)| decode_key(&k).map_err(corrupt))
@@ -386,7 +398,7 @@ impl<'t> ObjectStore<'t> {
     /// As [`ObjectStore::get`].
     pub fn get_all_keys(&self, query: impl Into<Query>) -> Result<Vec<Key>> {
         let query = query.into();
-        let conn = self.tx.conn()?;
+        let conn = self.read_conn()?;
         let range = encoded_or_all(&query.range);
         storage::select_records(
             &conn,
@@ -407,7 +419,7 @@ impl<'t> ObjectStore<'t> {
     /// As [`ObjectStore::get`].
     pub fn get_all_records(&self, query: impl Into<Query>) -> Result<Vec<Record>> {
         let query = query.into();
-        let conn = self.tx.conn()?;
+        let conn = self.read_conn()?;
         let range = encoded_or_all(&query.range);
         storage::select_records(
             &conn,
@@ -434,7 +446,7 @@ impl<'t> ObjectStore<'t> {
     /// # Errors
     /// As [`ObjectStore::get`].
     pub fn count(&self, range: Option<KeyRange>) -> Result<u64> {
-        let conn = self.tx.conn()?;
+        let conn = self.read_conn()?;
         storage::count_records(&conn, self.id, &encoded_or_all(&range))
     }
 
@@ -448,6 +460,7 @@ impl<'t> ObjectStore<'t> {
         range: Option<KeyRange>,
         direction: CursorDirection,
     ) -> Result<Cursor> {
+        self.check_usable()?;
         Cursor::open(
             self.tx,
             CursorSource::store(self.id),
@@ -466,6 +479,7 @@ impl<'t> ObjectStore<'t> {
         range: Option<KeyRange>,
         direction: CursorDirection,
     ) -> Result<Cursor> {
+        self.check_usable()?;
         Cursor::open(
             self.tx,
             CursorSource::store(self.id),

@@ -28,7 +28,7 @@ CREATE TABLE IF NOT EXISTS database (
     value_format_version INTEGER NOT NULL
 );
 CREATE TABLE IF NOT EXISTS object_store (
-    id INTEGER PRIMARY KEY,
+    id INTEGER PRIMARY KEY AUTOINCREMENT,
     name TEXT NOT NULL UNIQUE,
     key_path TEXT,
     key_path_is_array INTEGER NOT NULL,
@@ -36,7 +36,7 @@ CREATE TABLE IF NOT EXISTS object_store (
     current_number INTEGER NOT NULL
 );
 CREATE TABLE IF NOT EXISTS object_store_index (
-    id INTEGER PRIMARY KEY,
+    id INTEGER PRIMARY KEY AUTOINCREMENT,
     object_store_id INTEGER NOT NULL,
     name TEXT NOT NULL,
     key_path TEXT NOT NULL,
@@ -103,7 +103,7 @@ pub(crate) fn open_connection(path: &Path) -> Result<Connection> {
 fn refuse_foreign_file(conn: &Connection) -> Result<()> {
     let tables: i64 = conn
         .query_row(
-            "SELECT COUNT(*) FROM sqlite_master WHERE type = 'table' AND name <> 'database'",
+            "SELECT COUNT(*) FROM sqlite_master WHERE type = 'table' AND name NOT IN ('database', 'sqlite_sequence')",
             [],
             |r| r.get(0),
         )

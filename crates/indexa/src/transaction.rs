@@ -78,6 +78,9 @@ enum Outcome {
 
 struct State {
     outcome: Outcome,
+    /// The schema at the start, which an abort restores (spec: "abort an upgrade
+    /// transaction" gives handles their old names back).
+    initial_schema: Arc<Schema>,
     schema: Arc<Schema>,
     /// Key generators read or changed in this transaction, with a dirty flag.
     generators: HashMap<i64, (KeyGenerator, bool)>,
@@ -176,6 +179,7 @@ impl Transaction {
             writes: Cell::new(0),
             state: RefCell::new(State {
                 outcome: Outcome::Active,
+                initial_schema: schema.clone(),
                 schema,
                 generators: HashMap::new(),
             }),
@@ -238,10 +242,15 @@ impl Transaction {
     /// [`Durability`] says.
     ///
     /// # Errors
-    /// [`Error::TransactionInactive`] if already committed or aborted; [`Error::Unknown`] or
+    /// [`Error::InvalidState`] if already committed or aborted; [`Error::Unknown`] or
     /// [`Error::QuotaExceeded`] if storage fails, in which case the transaction is aborted.
     pub fn commit(&self) -> Result<()> {
-        self.check_active()?;
+        // Step 1 of IDBTransaction.commit(): a finished transaction is InvalidStateError.
+        if self.is_finished() {
+            return Err(Error::InvalidState(
+                "the transaction has already finished".into(),
+            ));
+        }
         let result = self.write_generators().and_then(|()| {
             let conn = self.conn.borrow();
             let (c, _) = conn
@@ -291,6 +300,7 @@ impl Transaction {
                 return;
             }
             state.outcome = Outcome::Aborted;
+            state.schema = state.initial_schema.clone();
         }
         if let Some((c, _)) = self.conn.borrow().as_ref() {
             storage::rollback(c);

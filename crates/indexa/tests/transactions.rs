@@ -86,7 +86,7 @@ fn scope_and_lifecycle_errors() {
         s.put(v(r#"{"id":2}"#), None).unwrap_err().name(),
         "TransactionInactiveError"
     );
-    assert_eq!(tx.commit().unwrap_err().name(), "TransactionInactiveError");
+    assert_eq!(tx.commit().unwrap_err().name(), "InvalidStateError");
     assert_eq!(
         tx.object_store("s").unwrap_err().name(),
         "TransactionInactiveError"

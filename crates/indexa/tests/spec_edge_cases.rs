@@ -15,7 +15,7 @@ fn k(n: i32) -> Key {
 
 /// IDBObjectStore.put() step 3: "If store has been deleted, throw an InvalidStateError".
 /// A handle to a store deleted in this upgrade must not write into a store created after it
-/// (store ids are SQLite rowids, which are reused once the highest row is deleted).
+/// (store and index ids must never be reused within a database file).
 #[test]
 fn put_through_a_deleted_store_handle_is_invalid_state() {
     let factory = Factory::temporary().unwrap();
@@ -35,7 +35,7 @@ fn put_through_a_deleted_store_handle_is_invalid_state() {
 
 /// IDBIndex.get()/count()/openCursor() step: "If index or index's object store has been
 /// deleted, throw an InvalidStateError". A handle to a deleted index must not read an index
-/// created after it (index ids are reused rowids too).
+/// created after it (index ids must never be reused either).
 #[test]
 fn reading_through_a_deleted_index_handle_is_invalid_state() {
     let factory = Factory::temporary().unwrap();
