@@ -80,11 +80,7 @@ fn plan(quick: bool) -> Vec<Job> {
     };
     // fake-indexeddb counts a range by walking it (about 30 ms per count on 200,000 flights),
     // so the count workload stays at 200 ranges to keep the full run under 20 minutes.
-    let (flights_n, counts) = if quick {
-        (20_000, 100)
-    } else {
-        (200_000, 200)
-    };
+    let (flights_n, counts) = if quick { (20_000, 100) } else { (200_000, 200) };
     let txns = if quick { 200 } else { 10_000 };
     let countries_note = if quick { "1 round" } else { "4 rounds" };
     let mut jobs = vec![Job {
