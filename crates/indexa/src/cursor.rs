@@ -6,6 +6,7 @@
 //! A [`Cursor`] holds only its position; every step takes the [`Transaction`] it was opened
 //! in, so a caller (such as a JavaScript binding) can advance it one request at a time.
 
+use std::collections::VecDeque;
 use std::str::FromStr;
 
 use crate::error::{Error, Result};
@@ -125,6 +126,25 @@ pub struct Cursor {
     direction: CursorDirection,
     key_only: bool,
     position: Option<Position>,
+    ahead: ReadAhead,
+}
+
+/// The most rows a cursor reads ahead in one query.
+const MAX_READ_AHEAD: u32 = 256;
+
+/// Rows beyond the position, read in one query for plain steps (`continue()` without a key,
+/// `advance`), so a scan costs one SQL query per batch instead of one per record. Valid only
+/// while the transaction has written nothing since they were read ([`Transaction::writes`]).
+#[derive(Debug, Clone, Default)]
+struct ReadAhead {
+    rows: VecDeque<RawEntry>,
+    /// The transaction's write count when `rows` were read.
+    writes: u64,
+    /// True when the last read reached the end of the range: nothing lies beyond `rows`.
+    at_end: bool,
+    /// How many rows the next read asks for; doubles up to [`MAX_READ_AHEAD`], so a cursor
+    /// used for a record or two reads little.
+    next_batch: u32,
 }
 
 impl Cursor {
@@ -143,6 +163,10 @@ impl Cursor {
             direction,
             key_only,
             position: None,
+            ahead: ReadAhead {
+                next_batch: 1,
+                ..ReadAhead::default()
+            },
         };
         cursor.iterate(tx, None, None, 1)?;
         Ok(cursor)
@@ -351,8 +375,6 @@ impl Cursor {
         count: u32,
     ) -> Result<()> {
         let conn = tx.conn()?;
-        let descending = self.direction.is_reverse();
-        let with_value = !self.key_only;
         let mut found: Option<RawEntry> = None;
         let mut position = self
             .position
@@ -364,59 +386,15 @@ impl Cursor {
             } else {
                 (None, None)
             };
-            found = match self.source.index_id {
-                None => storage::step_store(
-                    &conn,
-                    self.source.store_id,
-                    &self.range,
-                    descending,
-                    position.as_ref().map(|(k, _)| k.as_slice()),
-                    key,
-                    with_value,
-                )?
-                .map(|(k, v)| (k.clone(), k, v)),
-                Some(index_id) => {
-                    let here = position
-                        .as_ref()
-                        .map(|(k, pk)| (k.as_slice(), pk.as_slice()));
-                    let step = if self.direction.is_unique() {
-                        IndexStep {
-                            after: None,
-                            after_key: here.map(|(k, _)| k),
-                            target: key,
-                            target_primary_key: None,
-                        }
-                    } else {
-                        IndexStep {
-                            after: here,
-                            after_key: None,
-                            target: key,
-                            target_primary_key: primary_key,
-                        }
-                    };
-                    let entry = storage::step_index(
-                        &conn,
-                        index_id,
-                        self.source.store_id,
-                        &self.range,
-                        descending,
-                        &step,
-                        with_value,
-                    )?;
-                    match (entry, self.direction) {
-                        // prevunique lands on the lowest primary key of the index key found.
-                        (Some((k, _, _)), CursorDirection::PrevUnique) => {
-                            storage::first_entry_with_key(
-                                &conn,
-                                index_id,
-                                self.source.store_id,
-                                &k,
-                                with_value,
-                            )?
-                        }
-                        (entry, _) => entry,
-                    }
-                }
+            let here = position
+                .as_ref()
+                .map(|(k, pk)| (k.as_slice(), pk.as_slice()));
+            found = if key.is_none() && !self.direction.is_unique() {
+                self.next_read_ahead(&conn, tx.writes(), here)?
+            } else {
+                self.ahead.rows.clear();
+                self.ahead.at_end = false;
+                self.step(&conn, here, key, primary_key, 1)?.pop_front()
             };
             match &found {
                 None => break,
@@ -434,5 +412,98 @@ impl Cursor {
             }),
         };
         Ok(())
+    }
+
+    /// The next row of a plain step in `next`/`prev` direction, from the rows read ahead
+    /// when they are still valid, else from a new read of the next batch.
+    fn next_read_ahead(
+        &mut self,
+        conn: &rusqlite::Connection,
+        writes: u64,
+        here: Option<(&[u8], &[u8])>,
+    ) -> Result<Option<RawEntry>> {
+        if self.ahead.writes == writes {
+            if let Some(row) = self.ahead.rows.pop_front() {
+                return Ok(Some(row));
+            }
+            if self.ahead.at_end {
+                return Ok(None);
+            }
+        }
+        let batch = self.ahead.next_batch.clamp(1, MAX_READ_AHEAD);
+        self.ahead.next_batch = (batch * 2).min(MAX_READ_AHEAD);
+        let mut rows = self.step(conn, here, None, None, batch)?;
+        self.ahead.at_end = rows.len() < batch as usize;
+        self.ahead.writes = writes;
+        let first = rows.pop_front();
+        self.ahead.rows = rows;
+        Ok(first)
+    }
+
+    /// Reads up to `limit` rows beyond `here` in the cursor's direction, the first at or
+    /// beyond `key` (and `primary_key`) when given.
+    fn step(
+        &self,
+        conn: &rusqlite::Connection,
+        here: Option<(&[u8], &[u8])>,
+        key: Option<&[u8]>,
+        primary_key: Option<&[u8]>,
+        limit: u32,
+    ) -> Result<VecDeque<RawEntry>> {
+        let descending = self.direction.is_reverse();
+        let with_value = !self.key_only;
+        let Some(index_id) = self.source.index_id else {
+            return Ok(storage::step_store(
+                conn,
+                self.source.store_id,
+                &self.range,
+                descending,
+                here.map(|(k, _)| k),
+                key,
+                with_value,
+                limit,
+            )?
+            .into_iter()
+            .map(|(k, v)| (k.clone(), k, v))
+            .collect());
+        };
+        let step = if self.direction.is_unique() {
+            IndexStep {
+                after: None,
+                after_key: here.map(|(k, _)| k),
+                target: key,
+                target_primary_key: None,
+            }
+        } else {
+            IndexStep {
+                after: here,
+                after_key: None,
+                target: key,
+                target_primary_key: primary_key,
+            }
+        };
+        let entries = storage::step_index(
+            conn,
+            index_id,
+            self.source.store_id,
+            &self.range,
+            descending,
+            &step,
+            with_value,
+            limit,
+        )?;
+        if self.direction != CursorDirection::PrevUnique {
+            return Ok(entries.into());
+        }
+        // prevunique lands on the lowest primary key of the index key found.
+        let mut out = VecDeque::new();
+        for (k, _, _) in entries {
+            if let Some(entry) =
+                storage::first_entry_with_key(conn, index_id, self.source.store_id, &k, with_value)?
+            {
+                out.push_back(entry);
+            }
+        }
+        Ok(out)
     }
 }

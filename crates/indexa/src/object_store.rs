@@ -157,6 +157,9 @@ impl<'t> ObjectStore<'t> {
             } else {
                 None
             };
+            // A generated key is above every numeric key the store has ever held (explicit
+            // numeric keys push the current number past themselves), so no record has it.
+            let mut generated = false;
             let key = match (&meta.key_path, key) {
                 (Some(_), Some(_)) => {
                     return Err(Error::Data(
@@ -185,6 +188,7 @@ impl<'t> ObjectStore<'t> {
                             }
                             let k = g.generate_key()?;
                             inject_key_into_value_using_key_path(&mut value, &k, kp)?;
+                            generated = true;
                             k
                         }
                     },
@@ -196,7 +200,10 @@ impl<'t> ObjectStore<'t> {
                     k
                 }
                 (None, None) => match generator.as_mut() {
-                    Some(g) => g.generate_key()?,
+                    Some(g) => {
+                        generated = true;
+                        g.generate_key()?
+                    }
                     None => {
                         return Err(Error::Data(
                             "the object store uses out-of-line keys and has no key generator, and no key was given".into(),
@@ -221,17 +228,21 @@ impl<'t> ObjectStore<'t> {
 
             // Checks, before any write.
             let conn = self.tx.conn()?;
-            let old_value = if meta.indexes.is_empty() {
-                if no_overwrite && storage::record_exists(&conn, meta.id, &encoded_key)? {
+            // `add` needs only to know that no record has the key; `put` over indexes needs
+            // the record it replaces, to remove its index entries.
+            let old_value = if generated {
+                None
+            } else if no_overwrite {
+                if storage::record_exists(&conn, meta.id, &encoded_key)? {
                     return Err(key_exists(&key));
                 }
                 None
+            } else if meta.indexes.is_empty() {
+                None
             } else {
-                let old = storage::get_record(&conn, meta.id, &encoded_key)?;
-                if no_overwrite && old.is_some() {
-                    return Err(key_exists(&key));
-                }
-                old.map(|bytes| decode_value(&bytes)).transpose()?
+                storage::get_record(&conn, meta.id, &encoded_key)?
+                    .map(|bytes| decode_value(&bytes))
+                    .transpose()?
             };
             for (ix, keys) in &new_entries {
                 if ix.unique {
@@ -264,7 +275,13 @@ impl<'t> ObjectStore<'t> {
                         storage::delete_index_entry(conn, *index_id, k, &encoded_key)?;
                     }
                 }
-                storage::put_record(conn, meta.id, &encoded_key, &encoded_value)?;
+                if generated {
+                    // A plain insert: should a record have the key after all, this fails
+                    // (and aborts) instead of replacing it.
+                    storage::insert_record(conn, meta.id, &encoded_key, &encoded_value)?;
+                } else {
+                    storage::put_record(conn, meta.id, &encoded_key, &encoded_value)?;
+                }
                 for (ix, keys) in &new_entries {
                     for k in keys {
                         storage::insert_index_entry(conn, ix.id, k, &encoded_key)?;

@@ -468,6 +468,20 @@ pub(crate) fn put_record(conn: &Connection, store_id: i64, key: &[u8], value: &[
     Ok(())
 }
 
+/// Writes a new record; fails when a record with the key exists.
+pub(crate) fn insert_record(
+    conn: &Connection,
+    store_id: i64,
+    key: &[u8],
+    value: &[u8],
+) -> Result<()> {
+    conn.prepare_cached("INSERT INTO record (object_store_id, key, value) VALUES (?1, ?2, ?3)")
+        .sql()?
+        .execute(params![store_id, key, value])
+        .sql()?;
+    Ok(())
+}
+
 pub(crate) fn clear_records(conn: &Connection, store_id: i64, index_ids: &[i64]) -> Result<()> {
     conn.prepare_cached("DELETE FROM record WHERE object_store_id = ?1")
         .sql()?
@@ -573,8 +587,10 @@ pub(crate) fn delete_records(conn: &Connection, store_id: i64, range: &EncodedRa
     Ok(())
 }
 
-/// The next record of a store cursor: the first (or, `descending`, last) record in `range`
-/// strictly beyond `after` and at or beyond `target`.
+/// The next records of a store cursor, at most `limit` (at least 1): the first (or,
+/// `descending`, last) records in `range` strictly beyond `after` and at or beyond `target`,
+/// in the cursor's order.
+#[allow(clippy::too_many_arguments)]
 pub(crate) fn step_store(
     conn: &Connection,
     store_id: i64,
@@ -583,7 +599,8 @@ pub(crate) fn step_store(
     after: Option<&[u8]>,
     target: Option<&[u8]>,
     with_value: bool,
-) -> Result<Option<RawRecord>> {
+    limit: u32,
+) -> Result<Vec<RawRecord>> {
     let mut sql = String::from(if with_value {
         "SELECT key, value FROM record WHERE object_store_id = ?"
     } else {
@@ -595,10 +612,10 @@ pub(crate) fn step_store(
         (
             " AND key < ?",
             " AND key <= ?",
-            " ORDER BY key DESC LIMIT 1",
+            " ORDER BY key DESC LIMIT ?",
         )
     } else {
-        (" AND key > ?", " AND key >= ?", " ORDER BY key LIMIT 1")
+        (" AND key > ?", " AND key >= ?", " ORDER BY key LIMIT ?")
     };
     if let Some(a) = after {
         sql.push_str(beyond);
@@ -609,13 +626,14 @@ pub(crate) fn step_store(
         params.push(SqlValue::Blob(t.to_vec()));
     }
     sql.push_str(order);
-    conn.prepare_cached(&sql)
-        .sql()?
-        .query_row(rusqlite::params_from_iter(params), |r| {
+    params.push(SqlValue::Integer(i64::from(limit.max(1))));
+    let mut stmt = conn.prepare_cached(&sql).sql()?;
+    let rows = stmt
+        .query_map(rusqlite::params_from_iter(params), |r| {
             Ok((r.get(0)?, if with_value { Some(r.get(1)?) } else { None }))
         })
-        .optional()
-        .sql()
+        .sql()?;
+    rows.collect::<rusqlite::Result<Vec<_>>>().sql()
 }
 
 // ---- index entries ----
@@ -751,8 +769,9 @@ pub(crate) struct IndexStep<'a> {
     pub target_primary_key: Option<&'a [u8]>,
 }
 
-/// The next entry of an index cursor in `range` (see [`IndexStep`]), first in ascending
-/// (key, primary key) order or, `descending`, last.
+/// The next entries of an index cursor in `range` (see [`IndexStep`]), at most `limit` (at
+/// least 1): the first in ascending (key, primary key) order or, `descending`, the last, in
+/// the cursor's order.
 #[allow(clippy::too_many_arguments)]
 pub(crate) fn step_index(
     conn: &Connection,
@@ -762,7 +781,8 @@ pub(crate) fn step_index(
     descending: bool,
     step: &IndexStep<'_>,
     with_value: bool,
-) -> Result<Option<RawEntry>> {
+    limit: u32,
+) -> Result<Vec<RawEntry>> {
     let mut sql = String::from("SELECT e.key, e.primary_key");
     if with_value {
         sql.push_str(", r.value FROM index_entry e JOIN record r ON r.object_store_id = ? AND r.key = e.primary_key WHERE e.index_id = ?");
@@ -804,21 +824,22 @@ pub(crate) fn step_index(
         _ => {}
     }
     sql.push_str(if descending {
-        " ORDER BY e.key DESC, e.primary_key DESC LIMIT 1"
+        " ORDER BY e.key DESC, e.primary_key DESC LIMIT ?"
     } else {
-        " ORDER BY e.key, e.primary_key LIMIT 1"
+        " ORDER BY e.key, e.primary_key LIMIT ?"
     });
-    conn.prepare_cached(&sql)
-        .sql()?
-        .query_row(rusqlite::params_from_iter(params), |r| {
+    params.push(SqlValue::Integer(i64::from(limit.max(1))));
+    let mut stmt = conn.prepare_cached(&sql).sql()?;
+    let rows = stmt
+        .query_map(rusqlite::params_from_iter(params), |r| {
             Ok((
                 r.get(0)?,
                 r.get(1)?,
                 if with_value { Some(r.get(2)?) } else { None },
             ))
         })
-        .optional()
-        .sql()
+        .sql()?;
+    rows.collect::<rusqlite::Result<Vec<_>>>().sql()
 }
 
 /// The entry with the lowest primary key among those with index key `key`.

@@ -3,7 +3,7 @@
 //! Source: <https://www.w3.org/TR/IndexedDB-3/#transaction-construct>. Each transaction is
 //! one SQLite transaction, so aborting rolls back data, schema and key generators alike.
 
-use std::cell::{Ref, RefCell};
+use std::cell::{Cell, Ref, RefCell};
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
@@ -109,6 +109,9 @@ pub struct Transaction {
     start_version: u64,
     conn: RefCell<Option<(Connection, ConnectionKind)>>,
     state: RefCell<State>,
+    /// How many times records or the schema were written through [`Transaction::mutate`];
+    /// cursors keep rows read ahead only while it is unchanged.
+    writes: Cell<u64>,
 }
 
 impl std::fmt::Debug for Transaction {
@@ -173,6 +176,7 @@ impl Transaction {
             serial: NEXT_SERIAL.fetch_add(1, Ordering::Relaxed),
             start_version: version,
             conn: RefCell::new(Some((conn, kind))),
+            writes: Cell::new(0),
             state: RefCell::new(State {
                 outcome: Outcome::Active,
                 initial_schema: schema.clone(),
@@ -466,6 +470,7 @@ impl Transaction {
 
     /// Runs writes that must all happen or none: a failure aborts the transaction.
     pub(crate) fn mutate<R>(&self, f: impl FnOnce(&Connection) -> Result<R>) -> Result<R> {
+        self.writes.set(self.writes.get() + 1);
         let result = {
             let conn = self.conn()?;
             f(&conn)
@@ -474,6 +479,12 @@ impl Transaction {
             self.abort();
         }
         result
+    }
+
+    /// The number of writes so far (see the `writes` field): equal counts mean that no record
+    /// changed in between.
+    pub(crate) fn writes(&self) -> u64 {
+        self.writes.get()
     }
 
     pub(crate) fn check_active(&self) -> Result<()> {

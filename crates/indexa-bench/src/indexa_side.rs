@@ -1,0 +1,174 @@
+//! The workloads run through Indexa's public API.
+
+use std::path::Path;
+use std::time::Instant;
+
+use indexa::{
+    CursorDirection, Database, Durability, Factory, Key, KeyPath, KeyRange, Query, TransactionMode,
+    Value,
+};
+
+use crate::data;
+use crate::report::{check, metric};
+
+type Res<T> = indexa::Result<T>;
+
+/// Values in Indexa's model, parsed from JSON text with `indexa::parse_value` (not timed).
+fn to_values<T: serde::Serialize>(records: &[T]) -> Vec<Value> {
+    let text = serde_json::to_string(records).expect("serialize records");
+    match indexa::parse_value(&text).expect("parse records") {
+        Value::Array(v) => v,
+        _ => unreachable!("an array was serialized"),
+    }
+}
+
+fn open_cities(dir: &Path) -> Res<Database> {
+    let factory = Factory::open_dir(dir)?;
+    factory.open("bench", Some(1), |tx, _, _| {
+        let s = tx.create_object_store("cities", None, true)?;
+        s.create_index("country", KeyPath::parse("country")?, false, false)?;
+        s.create_index(
+            "country_name",
+            KeyPath::compound(&["country", "name"])?,
+            false,
+            false,
+        )?;
+        Ok(())
+    })
+}
+
+/// Import, point reads, `[country, name]` range reads and cursor scans on `n` cities.
+/// `scale_only`: import and point reads only.
+pub fn cities(data: &Path, n: usize, scale_only: bool, rounds: usize, reads: usize) -> Res<()> {
+    let cities = data::cities(data, n);
+    let countries = data::countries(&cities);
+    let values = to_values(&cities);
+    drop(cities);
+    let dir = tempfile::tempdir().expect("temp dir");
+    let db = open_cities(dir.path())?;
+
+    let t = Instant::now();
+    let tx = db.transaction(&["cities"], TransactionMode::ReadWrite)?;
+    let store = tx.object_store("cities")?;
+    for v in values {
+        store.add(v, None)?;
+    }
+    tx.commit()?;
+    metric("import", t.elapsed());
+
+    let keys = data::read_keys(n, reads);
+    let t = Instant::now();
+    let tx = db.transaction(&["cities"], TransactionMode::ReadOnly)?;
+    let store = tx.object_store("cities")?;
+    let mut found = 0u64;
+    for k in &keys {
+        if let Some(v) = store.get(Key::Number(f64::from(*k)))? {
+            found += v.get("name").is_some() as u64;
+        }
+    }
+    tx.commit()?;
+    metric("get", t.elapsed());
+    check("get", found);
+    if scale_only {
+        return Ok(());
+    }
+
+    let t = Instant::now();
+    let tx = db.transaction(&["cities"], TransactionMode::ReadOnly)?;
+    let index = tx.object_store("cities")?.index("country_name")?;
+    let mut got = 0u64;
+    for _ in 0..rounds {
+        for c in &countries {
+            let range = KeyRange::bound(
+                Key::Array(vec![Key::from(c.as_str())]),
+                Key::Array(vec![Key::from(c.as_str()), Key::Array(vec![])]),
+                false,
+                false,
+            )?;
+            got += index.get_all(Query::from(range).count(100))?.len() as u64;
+        }
+    }
+    tx.commit()?;
+    metric("range", t.elapsed());
+    check("range", got);
+
+    for (name, direction) in [
+        ("scan_fwd", CursorDirection::Next),
+        ("scan_rev", CursorDirection::Prev),
+    ] {
+        let t = Instant::now();
+        let tx = db.transaction(&["cities"], TransactionMode::ReadOnly)?;
+        let mut cursor = tx.object_store("cities")?.open_cursor(None, direction)?;
+        let mut seen = 0u64;
+        while let Some(v) = cursor.value() {
+            seen += v.get("country").is_some() as u64;
+            cursor.continue_key(&tx, None)?;
+        }
+        tx.commit()?;
+        metric(name, t.elapsed());
+        check(name, seen);
+    }
+    Ok(())
+}
+
+/// Import of `n` flights with out-of-line generated keys and an index on `delay`, then
+/// `counts` counts over `delay` ranges.
+pub fn flights(data: &Path, n: usize, counts: usize) -> Res<()> {
+    let values = to_values(&data::flights(data, n));
+    let dir = tempfile::tempdir().expect("temp dir");
+    let factory = Factory::open_dir(dir.path())?;
+    let db = factory.open("bench", Some(1), |tx, _, _| {
+        let s = tx.create_object_store("flights", None, true)?;
+        s.create_index("delay", KeyPath::parse("delay")?, false, false)?;
+        Ok(())
+    })?;
+
+    let t = Instant::now();
+    let tx = db.transaction(&["flights"], TransactionMode::ReadWrite)?;
+    let store = tx.object_store("flights")?;
+    for v in values {
+        store.add(v, None)?;
+    }
+    tx.commit()?;
+    metric("import", t.elapsed());
+
+    let t = Instant::now();
+    let tx = db.transaction(&["flights"], TransactionMode::ReadOnly)?;
+    let index = tx.object_store("flights")?.index("delay")?;
+    let mut total = 0u64;
+    for (lo, hi) in data::delay_ranges(counts) {
+        let range = KeyRange::bound(Key::Number(lo), Key::Number(hi), false, false)?;
+        total += index.count(Some(range))?;
+    }
+    tx.commit()?;
+    metric("count", t.elapsed());
+    check("count", total);
+    Ok(())
+}
+
+/// `n` readwrite transactions of one `add` each, with the given durability.
+pub fn transactions(data: &Path, n: usize, strict: bool) -> Res<()> {
+    let values = to_values(&data::cities(data, n));
+    let dir = tempfile::tempdir().expect("temp dir");
+    let factory = Factory::open_dir(dir.path())?;
+    let db = factory.open("bench", Some(1), |tx, _, _| {
+        tx.create_object_store("notes", None, true)?;
+        Ok(())
+    })?;
+    let durability = if strict {
+        Durability::Strict
+    } else {
+        Durability::Relaxed
+    };
+    let t = Instant::now();
+    for v in values {
+        let tx =
+            db.transaction_with_durability(&["notes"], TransactionMode::ReadWrite, durability)?;
+        tx.object_store("notes")?.add(v, None)?;
+        tx.commit()?;
+    }
+    metric("txn", t.elapsed());
+    let tx = db.transaction(&["notes"], TransactionMode::ReadOnly)?;
+    check("txn", tx.object_store("notes")?.count(None)?);
+    Ok(())
+}
