@@ -176,9 +176,15 @@ impl Factory {
         }
         if requested > current {
             if let Err(e) = self.run_upgrade(&shared, current, requested, upgrade) {
-                if current == 0 {
-                    // The database did not exist before this call; the upgrade's error is
-                    // the one to report.
+                // A database this call created is removed again — unless another connection
+                // committed a version meanwhile (the file says so); the upgrade's error is
+                // the one to report either way.
+                let still_new = current == 0
+                    && storage::peek_database_file(&shared.path)
+                        .ok()
+                        .flatten()
+                        .is_some_and(|row| row.version == 0);
+                if still_new {
                     let _ = self.remove(name, &shared);
                 }
                 return Err(e);
