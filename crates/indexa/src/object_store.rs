@@ -392,25 +392,28 @@ impl<'t> ObjectStore<'t> {
             .collect())
     }
 
+    /// The stored records matching `query`, with or without their values.
+    fn select(&self, query: Query, with_values: bool) -> Result<Vec<storage::RawRecord>> {
+        let conn = self.read_conn()?;
+        storage::select_records(
+            &conn,
+            self.id,
+            &encoded_or_all(&query.range),
+            query.direction.is_reverse(),
+            query.limit(),
+            with_values,
+        )
+    }
+
     /// Keys of the records matching `query` (`IDBObjectStore.getAllKeys`).
     ///
     /// # Errors
     /// As [`ObjectStore::get`].
     pub fn get_all_keys(&self, query: impl Into<Query>) -> Result<Vec<Key>> {
-        let query = query.into();
-        let conn = self.read_conn()?;
-        let range = encoded_or_all(&query.range);
-        storage::select_records(
-            &conn,
-            self.id,
-            &range,
-            query.direction.is_reverse(),
-            query.limit(),
-            false,
-        )?
-        .into_iter()
-        .map(|(k, _)| decode_key(&k).map_err(corrupt))
-        .collect()
+        self.select(query.into(), false)?
+            .into_iter()
+            .map(|(k, _)| decode_key(&k).map_err(corrupt))
+            .collect()
     }
 
     /// Records (key and value) matching `query` (`IDBObjectStore.getAllRecords`).
@@ -418,27 +421,17 @@ impl<'t> ObjectStore<'t> {
     /// # Errors
     /// As [`ObjectStore::get`].
     pub fn get_all_records(&self, query: impl Into<Query>) -> Result<Vec<Record>> {
-        let query = query.into();
-        let conn = self.read_conn()?;
-        let range = encoded_or_all(&query.range);
-        storage::select_records(
-            &conn,
-            self.id,
-            &range,
-            query.direction.is_reverse(),
-            query.limit(),
-            true,
-        )?
-        .into_iter()
-        .map(|(k, v)| {
-            let key = decode_key(&k).map_err(corrupt)?;
-            Ok(Record {
-                primary_key: key.clone(),
-                key,
-                value: decode_value(v.as_deref().unwrap_or_default())?,
+        self.select(query.into(), true)?
+            .into_iter()
+            .map(|(k, v)| {
+                let key = decode_key(&k).map_err(corrupt)?;
+                Ok(Record {
+                    primary_key: key.clone(),
+                    key,
+                    value: decode_value(v.as_deref().unwrap_or_default())?,
+                })
             })
-        })
-        .collect()
+            .collect()
     }
 
     /// Number of records in `range` (`IDBObjectStore.count`); `None` counts all.

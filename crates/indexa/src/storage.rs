@@ -727,7 +727,17 @@ pub(crate) fn select_index_entries(
     if limit > 0 {
         sql.push_str(&format!(" LIMIT {limit}"));
     }
-    let mut stmt = conn.prepare_cached(&sql).sql()?;
+    query_entries(conn, &sql, params, with_values)
+}
+
+/// Runs a query whose rows are (index key, primary key[, value]).
+fn query_entries(
+    conn: &Connection,
+    sql: &str,
+    params: Vec<SqlValue>,
+    with_values: bool,
+) -> Result<Vec<RawEntry>> {
+    let mut stmt = conn.prepare_cached(sql).sql()?;
     let rows = stmt
         .query_map(rusqlite::params_from_iter(params), |r| {
             Ok((
@@ -829,17 +839,7 @@ pub(crate) fn step_index(
         " ORDER BY e.key, e.primary_key LIMIT ?"
     });
     params.push(SqlValue::Integer(i64::from(limit.max(1))));
-    let mut stmt = conn.prepare_cached(&sql).sql()?;
-    let rows = stmt
-        .query_map(rusqlite::params_from_iter(params), |r| {
-            Ok((
-                r.get(0)?,
-                r.get(1)?,
-                if with_value { Some(r.get(2)?) } else { None },
-            ))
-        })
-        .sql()?;
-    rows.collect::<rusqlite::Result<Vec<_>>>().sql()
+    query_entries(conn, &sql, params, with_value)
 }
 
 /// The entry with the lowest primary key among those with index key `key`.
