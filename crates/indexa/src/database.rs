@@ -29,16 +29,21 @@ pub(crate) struct DatabaseShared {
     deleted: AtomicBool,
 }
 
-/// The writer connection when it is free, and which thread took it when it is not.
+/// The writer connection when it is free (with its `synchronous` setting as last set), and
+/// which thread took it when it is not.
 struct WriterSlot {
     conn: Option<Connection>,
+    synchronous_full: Option<bool>,
     holder: Option<ThreadId>,
 }
 
 /// Which kind of connection a transaction holds, so it goes back where it came from.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum ConnectionKind {
-    Writer,
+    /// The writer, with its `synchronous` setting (`Some(true)`: FULL; `None`: not set yet).
+    Writer {
+        synchronous_full: Option<bool>,
+    },
     Reader,
 }
 
@@ -57,6 +62,7 @@ impl DatabaseShared {
             path,
             writer: Mutex::new(WriterSlot {
                 conn: Some(conn),
+                synchronous_full: None,
                 holder: None,
             }),
             writer_returned: Condvar::new(),
@@ -85,7 +91,8 @@ impl DatabaseShared {
         loop {
             if let Some(conn) = slot.conn.take() {
                 slot.holder = Some(me);
-                return Ok((conn, ConnectionKind::Writer));
+                let synchronous_full = slot.synchronous_full;
+                return Ok((conn, ConnectionKind::Writer { synchronous_full }));
             }
             if slot.holder == Some(me) {
                 return Err(Error::InvalidState(format!(
@@ -103,9 +110,10 @@ impl DatabaseShared {
     /// Gives a connection back after its transaction ended.
     pub fn return_connection(&self, conn: Connection, kind: ConnectionKind) {
         match kind {
-            ConnectionKind::Writer => {
+            ConnectionKind::Writer { synchronous_full } => {
                 let mut slot = lock(&self.writer);
                 slot.conn = Some(conn);
+                slot.synchronous_full = synchronous_full;
                 slot.holder = None;
                 drop(slot);
                 self.writer_returned.notify_one();

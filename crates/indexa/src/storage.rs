@@ -243,16 +243,25 @@ pub(crate) fn write_version(conn: &Connection, version: u64) -> Result<()> {
     Ok(())
 }
 
-/// Starts a SQLite transaction: `IMMEDIATE` takes the write lock up front for writers.
-pub(crate) fn begin(conn: &Connection, write: bool, synchronous_full: bool) -> Result<()> {
-    conn.execute_batch(if synchronous_full {
-        "PRAGMA synchronous=FULL"
-    } else {
-        "PRAGMA synchronous=NORMAL"
-    })
-    .sql()?;
-    conn.execute_batch(if write { "BEGIN IMMEDIATE" } else { "BEGIN" })
-        .sql()
+/// Starts a reading SQLite transaction (its snapshot is taken at the first read).
+pub(crate) fn begin_read(conn: &Connection) -> Result<()> {
+    conn.execute_batch("BEGIN").sql()
+}
+
+/// Starts a writing SQLite transaction, taking the write lock up front (`IMMEDIATE`), with
+/// `synchronous=FULL` (fsync at commit) or `NORMAL`. `current` is the connection's setting
+/// as last set (`None`: unknown); the pragma runs only when it changes.
+pub(crate) fn begin_write(conn: &Connection, current: &mut Option<bool>, full: bool) -> Result<()> {
+    if *current != Some(full) {
+        conn.execute_batch(if full {
+            "PRAGMA synchronous=FULL"
+        } else {
+            "PRAGMA synchronous=NORMAL"
+        })
+        .sql()?;
+        *current = Some(full);
+    }
+    conn.execute_batch("BEGIN IMMEDIATE").sql()
 }
 
 pub(crate) fn commit(conn: &Connection) -> Result<()> {

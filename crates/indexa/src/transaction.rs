@@ -132,10 +132,15 @@ impl Transaction {
         mode: TransactionMode,
         durability: Durability,
     ) -> Result<Transaction> {
-        let (conn, kind) = shared.take_connection(mode)?;
-        let write = mode != TransactionMode::ReadOnly;
-        let started = storage::begin(&conn, write, durability != Durability::Relaxed)
-            .and_then(|()| storage::read_version(&conn));
+        let (conn, mut kind) = shared.take_connection(mode)?;
+        // A readonly transaction commits nothing, so its durability needs no pragma.
+        let begun = match &mut kind {
+            ConnectionKind::Writer { synchronous_full } => {
+                storage::begin_write(&conn, synchronous_full, durability != Durability::Relaxed)
+            }
+            ConnectionKind::Reader => storage::begin_read(&conn),
+        };
+        let started = begun.and_then(|()| storage::read_version(&conn));
         let version = match started {
             Ok(v) => v,
             Err(e) => {
@@ -548,5 +553,39 @@ impl Transaction {
 impl Drop for Transaction {
     fn drop(&mut self) {
         self.abort();
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::{Durability, Factory, TransactionMode};
+
+    /// Each readwrite transaction commits with its own durability, though the pragma is only
+    /// issued when the setting changes (SQLite reports FULL as 2, NORMAL as 1).
+    #[test]
+    fn each_writer_gets_its_durability() {
+        let factory = Factory::temporary().unwrap();
+        let db = factory
+            .open("db", Some(1), |tx, _, _| {
+                tx.create_object_store("s", None, true).map(|_| ())
+            })
+            .unwrap();
+        let synchronous = |durability| {
+            let tx = db
+                .transaction_with_durability(&["s"], TransactionMode::ReadWrite, durability)
+                .unwrap();
+            let level: i64 = tx
+                .conn()
+                .unwrap()
+                .query_row("PRAGMA synchronous", [], |r| r.get(0))
+                .unwrap();
+            tx.commit().unwrap();
+            level
+        };
+        assert_eq!(synchronous(Durability::Relaxed), 1);
+        assert_eq!(synchronous(Durability::Strict), 2);
+        assert_eq!(synchronous(Durability::Strict), 2);
+        assert_eq!(synchronous(Durability::Relaxed), 1);
+        assert_eq!(synchronous(Durability::Default), 2);
     }
 }
