@@ -2,63 +2,13 @@
 //! `eval "$(scripts/pg-test-cluster.sh start)"` sets INDEXA_TEST_PG_URL; INDEXA_SKIP_PG=1
 //! skips them explicitly.
 
+#[macro_use]
 mod common;
 
-use common::scenarios;
 use common::{cluster, num, pg_base, s, Kind, Setup};
 use indexa_shard::{Config, InsertOptions, Router};
 
-macro_rules! on_postgres {
-    ($($name:ident),* $(,)?) => {
-        $(
-            #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-            async fn $name() {
-                scenarios::$name(Kind::Postgres).await;
-            }
-        )*
-    };
-}
-
-on_postgres!(
-    collision_with_table_removes_the_row,
-    collision_without_table_keeps_the_row,
-    collision_whose_delete_matches_nothing,
-    collision_whose_delete_fails,
-    same_shard_is_not_a_collision,
-    one_shard_has_no_check,
-    returning_uuid_with_id_column,
-    missing_id_column_is_unavailable,
-    id_aliases_are_read,
-    next_id_without_coordinator,
-    next_id_with_coordinator,
-    next_id_min_on_fresh_sequence,
-    seeding_fails_with_a_failing_shard,
-    routed_reads_and_writes,
-    unknown_shard,
-    invalid_identifier_before_insert,
-    values_round_trip,
-    round_robin_rotates,
-);
-
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn seen_ids_push_the_sequence_lease_1() {
-    scenarios::seen_ids_push_the_sequence(Kind::Postgres, 1).await;
-}
-
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn seen_ids_push_the_sequence_lease_100() {
-    scenarios::seen_ids_push_the_sequence(Kind::Postgres, 100).await;
-}
-
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn concurrent_next_id_lease_1() {
-    scenarios::concurrent_next_id_is_unique(Kind::Postgres, 1).await;
-}
-
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn concurrent_next_id_lease_100() {
-    scenarios::concurrent_next_id_is_unique(Kind::Postgres, 100).await;
-}
+scenarios_on!(Postgres);
 
 /// PostgreSQL has no last-insert id: without RETURNING there is no id, and the row stays.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

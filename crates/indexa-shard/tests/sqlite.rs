@@ -1,62 +1,12 @@
 //! Acceptance tests on SQLite shards with a SQLite catalog.
 
+#[macro_use]
 mod common;
 
-use common::scenarios;
 use common::{cluster, num, s, Kind, Setup};
 use indexa_shard::{Config, InsertOptions, Router};
 
-macro_rules! on_sqlite {
-    ($($name:ident $(($arg:expr))?),* $(,)?) => {
-        $(
-            #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-            async fn $name() {
-                scenarios::$name(Kind::Sqlite $(, $arg)?).await;
-            }
-        )*
-    };
-}
-
-on_sqlite!(
-    collision_with_table_removes_the_row,
-    collision_without_table_keeps_the_row,
-    collision_whose_delete_matches_nothing,
-    collision_whose_delete_fails,
-    same_shard_is_not_a_collision,
-    one_shard_has_no_check,
-    returning_uuid_with_id_column,
-    missing_id_column_is_unavailable,
-    id_aliases_are_read,
-    next_id_without_coordinator,
-    next_id_with_coordinator,
-    next_id_min_on_fresh_sequence,
-    seeding_fails_with_a_failing_shard,
-    routed_reads_and_writes,
-    unknown_shard,
-    invalid_identifier_before_insert,
-    values_round_trip,
-    round_robin_rotates,
-);
-
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn seen_ids_push_the_sequence_lease_1() {
-    scenarios::seen_ids_push_the_sequence(Kind::Sqlite, 1).await;
-}
-
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn seen_ids_push_the_sequence_lease_100() {
-    scenarios::seen_ids_push_the_sequence(Kind::Sqlite, 100).await;
-}
-
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn concurrent_next_id_lease_1() {
-    scenarios::concurrent_next_id_is_unique(Kind::Sqlite, 1).await;
-}
-
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn concurrent_next_id_lease_100() {
-    scenarios::concurrent_next_id_is_unique(Kind::Sqlite, 100).await;
-}
+scenarios_on!(Sqlite);
 
 /// Without RETURNING the rowid of the inserted row is the id (the seed's AUTOINCREMENT example).
 #[tokio::test]

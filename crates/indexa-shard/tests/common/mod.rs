@@ -11,6 +11,56 @@ use tempfile::TempDir;
 
 pub mod scenarios;
 
+/// The acceptance scenarios that run the same on every backend: one `#[tokio::test]` per
+/// scenario of [`scenarios`], on `Kind::$kind` (use with `#[macro_use] mod common;`).
+#[allow(unused_macros)] // cli.rs and reliability.rs share this module without it
+macro_rules! scenarios_on {
+    ($kind:ident) => {
+        scenarios_on!(@each $kind;
+            collision_with_table_removes_the_row,
+            collision_without_table_keeps_the_row,
+            collision_whose_delete_matches_nothing,
+            collision_whose_delete_fails,
+            same_shard_is_not_a_collision,
+            one_shard_has_no_check,
+            returning_uuid_with_id_column,
+            missing_id_column_is_unavailable,
+            id_aliases_are_read,
+            next_id_without_coordinator,
+            next_id_with_coordinator,
+            next_id_min_on_fresh_sequence,
+            seeding_fails_with_a_failing_shard,
+            routed_reads_and_writes,
+            unknown_shard,
+            invalid_identifier_before_insert,
+            values_round_trip,
+            round_robin_rotates,
+        );
+        scenarios_on!(@lease $kind;
+            seen_ids_push_the_sequence_lease_1 = seen_ids_push_the_sequence(1),
+            seen_ids_push_the_sequence_lease_100 = seen_ids_push_the_sequence(100),
+            concurrent_next_id_lease_1 = concurrent_next_id_is_unique(1),
+            concurrent_next_id_lease_100 = concurrent_next_id_is_unique(100),
+        );
+    };
+    (@each $kind:ident; $($name:ident),* $(,)?) => {
+        $(
+            #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+            async fn $name() {
+                common::scenarios::$name(common::Kind::$kind).await;
+            }
+        )*
+    };
+    (@lease $kind:ident; $($name:ident = $scenario:ident($lease:expr)),* $(,)?) => {
+        $(
+            #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+            async fn $name() {
+                common::scenarios::$scenario(common::Kind::$kind, $lease).await;
+            }
+        )*
+    };
+}
+
 /// Which kind of database the shards (and, for `Postgres`, the catalog) are.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Kind {
