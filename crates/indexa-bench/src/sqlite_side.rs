@@ -15,7 +15,7 @@ type Res<T> = rusqlite::Result<T>;
 fn connect(dir: &Path) -> Res<Connection> {
     let conn = Connection::open(dir.join("bench.sqlite"))?;
     conn.query_row("PRAGMA journal_mode=WAL", [], |_| Ok(()))?;
-    conn.execute_batch("PRAGMA cache_size=-16000; PRAGMA synchronous=FULL;")?;
+    conn.execute_batch("PRAGMA cache_size=-65536; PRAGMA synchronous=FULL;")?;
     Ok(conn)
 }
 

@@ -5,8 +5,8 @@
 use crate::cursor::{Cursor, CursorDirection, CursorSource};
 use crate::error::{Error, Result};
 use crate::key::Key;
-use crate::key_encoding::{decode_key, encode_key};
-use crate::key_path::{extract_key_from_value_using_key_path, KeyPath, KeyPathExtraction};
+use crate::key_encoding::decode_key;
+use crate::key_path::{extract_encoded_index_keys, KeyPath};
 use crate::key_range::KeyRange;
 use crate::object_store::{corrupt, encoded_or_all, ObjectStore};
 use crate::query::{Query, Record};
@@ -19,13 +19,7 @@ use crate::value_codec::decode_value;
 /// The encoded index keys a record value has in an index: none when the key path yields no
 /// valid key; one per distinct valid member for a multiEntry index over an array; else one.
 pub(crate) fn index_keys(index: &IndexMeta, value: &Value) -> Vec<Vec<u8>> {
-    match extract_key_from_value_using_key_path(value, &index.key_path, index.multi_entry) {
-        KeyPathExtraction::Key(Key::Array(members)) if index.multi_entry => {
-            members.iter().map(encode_key).collect()
-        }
-        KeyPathExtraction::Key(key) => vec![encode_key(&key)],
-        KeyPathExtraction::Invalid | KeyPathExtraction::Failure => Vec::new(),
-    }
+    extract_encoded_index_keys(value, &index.key_path, index.multi_entry)
 }
 
 /// An index as seen by one transaction; from [`ObjectStore::index`] or

@@ -29,6 +29,7 @@
 use crate::error::{Error, Result};
 use crate::key::Key;
 use crate::utf16::Utf16String;
+use crate::value::{time_clip, Value};
 
 /// Version of this byte layout. Storage records it and refuses files with another version.
 pub const KEY_ENCODING_VERSION: u32 = 1;
@@ -68,13 +69,7 @@ pub fn encode_key_into(key: &Key, out: &mut Vec<u8>) {
         }
         Key::Binary(bytes) => {
             out.push(TAG_BINARY);
-            for &b in bytes {
-                match b {
-                    0xFE => out.extend_from_slice(&[0xFF, 0x00]),
-                    0xFF => out.extend_from_slice(&[0xFF, 0x01]),
-                    _ => out.push(b + 1),
-                }
-            }
+            encode_bytes(bytes, out);
             out.push(TERMINATOR);
         }
         Key::Array(items) => {
@@ -85,6 +80,74 @@ pub fn encode_key_into(key: &Key, out: &mut Vec<u8>) {
             out.push(TERMINATOR);
         }
     }
+}
+
+/// "Convert a value to a key" (<https://www.w3.org/TR/IndexedDB-3/#convert-a-value-to-a-key>)
+/// fused with [`encode_key_into`]: appends the bytes of the key `value` converts to and
+/// returns true, or returns false (with `out` possibly extended) when the value is not a
+/// valid key. Gives the same bytes as `encode_key(&convert_value_to_key(value)?)` without
+/// building the [`Key`] (index keys are computed for every stored record).
+pub(crate) fn encode_value_as_key_into(value: &Value, out: &mut Vec<u8>) -> bool {
+    match value {
+        Value::Number(n) if !n.is_nan() => {
+            out.push(TAG_NUMBER);
+            encode_f64(*n, out);
+        }
+        Value::Date(ms) => {
+            let clipped = time_clip(*ms);
+            if clipped.is_nan() {
+                return false;
+            }
+            out.push(TAG_DATE);
+            encode_f64(clipped, out);
+        }
+        Value::String(s) => {
+            out.push(TAG_STRING);
+            encode_units(s.units(), out);
+            out.push(TERMINATOR);
+        }
+        Value::Binary(bytes) => {
+            out.push(TAG_BINARY);
+            encode_bytes(bytes, out);
+            out.push(TERMINATOR);
+        }
+        Value::Array(items) => {
+            out.push(TAG_ARRAY);
+            for item in items {
+                if !encode_value_as_key_into(item, out) {
+                    return false;
+                }
+            }
+            out.push(TERMINATOR);
+        }
+        Value::Number(_) | Value::Undefined | Value::Null | Value::Bool(_) | Value::Object(_) => {
+            return false
+        }
+    }
+    true
+}
+
+/// The encoded key `value` converts to, or `None` when it is not a valid key; see
+/// [`encode_value_as_key_into`].
+pub(crate) fn encode_value_as_key(value: &Value) -> Option<Vec<u8>> {
+    let mut out = Vec::with_capacity(16);
+    encode_value_as_key_into(value, &mut out).then_some(out)
+}
+
+/// The encoded array key the values `items` convert to (each member as
+/// [`encode_value_as_key_into`]), or `None` when one of them is not a valid key.
+pub(crate) fn encode_values_as_array_key<'v>(
+    items: impl IntoIterator<Item = &'v Value>,
+) -> Option<Vec<u8>> {
+    let mut out = Vec::with_capacity(32);
+    out.push(TAG_ARRAY);
+    for item in items {
+        if !encode_value_as_key_into(item, &mut out) {
+            return None;
+        }
+    }
+    out.push(TERMINATOR);
+    Some(out)
 }
 
 /// The encoding of a string key without its terminator: every string key starting with the
@@ -104,6 +167,16 @@ fn encode_units(units: &[u16], out: &mut Vec<u8>) {
                 out.extend_from_slice(&[0x80 | (v >> 8) as u8, v as u8]);
             }
             _ => out.extend_from_slice(&[0xC0, (u >> 8) as u8, u as u8]),
+        }
+    }
+}
+
+fn encode_bytes(bytes: &[u8], out: &mut Vec<u8>) {
+    for &b in bytes {
+        match b {
+            0xFE => out.extend_from_slice(&[0xFF, 0x00]),
+            0xFF => out.extend_from_slice(&[0xFF, 0x01]),
+            _ => out.push(b + 1),
         }
     }
 }
@@ -204,11 +277,11 @@ impl Reader<'_> {
     }
 
     fn string(&mut self) -> Result<Utf16String> {
-        let mut units = Vec::new();
+        let mut units = Utf16String::new();
         loop {
             let b = self.byte()?;
             let unit = match b {
-                TERMINATOR => return Ok(Utf16String::from_units(units)),
+                TERMINATOR => return Ok(units),
                 0x01..=0x7F => u16::from(b - 1),
                 0x80..=0xBF => {
                     let lo = self.byte()?;
@@ -225,7 +298,7 @@ impl Reader<'_> {
                 }
                 _ => return Err(self.error("invalid string byte")),
             };
-            units.push(unit);
+            units.push_units([unit]);
         }
     }
 

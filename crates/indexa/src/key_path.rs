@@ -10,6 +10,7 @@ use std::fmt;
 
 use crate::error::{Error, Result};
 use crate::key::{convert_value_to_key, Key};
+use crate::key_encoding::{encode_value_as_key, encode_values_as_array_key};
 use crate::utf16::Utf16String;
 use crate::value::{Object, Value};
 
@@ -265,6 +266,51 @@ pub fn extract_key_from_value_using_key_path(
     match key {
         Some(key) => KeyPathExtraction::Key(key),
         None => KeyPathExtraction::Invalid,
+    }
+}
+
+/// The encoded index keys of `value` for an index with this key path: "extract a key from a
+/// value using a key path" (<https://www.w3.org/TR/IndexedDB-3/#extract-a-key-from-a-value-using-a-key-path>)
+/// and then [`encode_key`](crate::encode_key), without building the [`Key`]. Empty when the
+/// key path yields no valid key; with `multi_entry` and an array at the path, one per distinct
+/// valid member (as [`convert_value_to_multi_entry_key`]); else one.
+pub(crate) fn extract_encoded_index_keys(
+    value: &Value,
+    key_path: &KeyPath,
+    multi_entry: bool,
+) -> Vec<Vec<u8>> {
+    match &key_path.0 {
+        Repr::Compound(paths) => {
+            // Every item is evaluated before any is converted: a failure anywhere yields no
+            // key even when an earlier item is not a valid key.
+            let mut items = Vec::with_capacity(paths.len());
+            for p in paths {
+                match evaluate_path(value, p) {
+                    Some(item) => items.push(item),
+                    None => return Vec::new(),
+                }
+            }
+            encode_values_as_array_key(items.iter().map(|item| &**item))
+                .into_iter()
+                .collect()
+        }
+        Repr::Single(p) => match evaluate_path(value, p) {
+            None => Vec::new(),
+            Some(found) => match (&*found, multi_entry) {
+                (Value::Array(members), true) => {
+                    let mut keys: Vec<Vec<u8>> = Vec::with_capacity(members.len());
+                    for member in members {
+                        if let Some(key) = encode_value_as_key(member) {
+                            if !keys.contains(&key) {
+                                keys.push(key);
+                            }
+                        }
+                    }
+                    keys
+                }
+                (other, _) => encode_value_as_key(other).into_iter().collect(),
+            },
+        },
     }
 }
 
@@ -535,5 +581,96 @@ mod tests {
             &v,
             &KeyPath::parse("foo.bar").unwrap()
         ));
+    }
+
+    /// The index keys the spec's steps give: extract a key, then encode it (one per member of
+    /// a multiEntry array key).
+    fn index_keys_by_the_spec(value: &Value, kp: &KeyPath, multi_entry: bool) -> Vec<Vec<u8>> {
+        match extract_key_from_value_using_key_path(value, kp, multi_entry) {
+            KeyPathExtraction::Key(Key::Array(members)) if multi_entry => {
+                members.iter().map(crate::encode_key).collect()
+            }
+            KeyPathExtraction::Key(key) => vec![crate::encode_key(&key)],
+            KeyPathExtraction::Invalid | KeyPathExtraction::Failure => Vec::new(),
+        }
+    }
+
+    #[test]
+    fn encoded_index_keys_of_dates_numbers_and_invalid_members() {
+        let kp = KeyPath::parse("a").unwrap();
+        let cases = [
+            (Value::Date(1.7), vec![crate::encode_key(&Key::Date(1.0))]),
+            (Value::Date(-0.5), vec![crate::encode_key(&Key::Date(0.0))]),
+            (Value::Date(f64::NAN), vec![]),
+            (Value::Date(9e15), vec![]),
+            (Value::Number(f64::NAN), vec![]),
+            (
+                Value::Number(-0.0),
+                vec![crate::encode_key(&Key::Number(0.0))],
+            ),
+            (Value::Array(vec![Value::from(1), Value::Null]), vec![]),
+        ];
+        for (member, expected) in cases {
+            let v = obj(&[("a", member.clone())]);
+            assert_eq!(
+                extract_encoded_index_keys(&v, &kp, false),
+                expected,
+                "{member:?}"
+            );
+            assert_eq!(
+                extract_encoded_index_keys(&v, &kp, false),
+                index_keys_by_the_spec(&v, &kp, false)
+            );
+        }
+        // multiEntry: invalid members skipped, duplicates (also 0 and -0) kept once, in order.
+        let v = obj(&[(
+            "a",
+            Value::Array(vec![
+                Value::from(2),
+                Value::Null,
+                Value::Number(0.0),
+                Value::from(2),
+                Value::Number(-0.0),
+                Value::string("x"),
+            ]),
+        )]);
+        assert_eq!(
+            extract_encoded_index_keys(&v, &kp, true),
+            vec![
+                crate::encode_key(&Key::from(2)),
+                crate::encode_key(&Key::from(0)),
+                crate::encode_key(&Key::string("x")),
+            ]
+        );
+        // A compound key path fails on a missing item even after an invalid one.
+        let compound = KeyPath::compound(&["a", "missing"]).unwrap();
+        let v = obj(&[("a", Value::Null)]);
+        assert_eq!(
+            extract_encoded_index_keys(&v, &compound, false),
+            Vec::<Vec<u8>>::new()
+        );
+    }
+
+    proptest::proptest! {
+        #[test]
+        fn encoded_index_keys_match_extract_then_encode(
+            a in crate::value_codec::testing::value(),
+            b in crate::value_codec::testing::value(),
+        ) {
+            let v = obj(&[("a", a), ("b", b)]);
+            for (kp, multi_entry) in [
+                (KeyPath::parse("a").unwrap(), false),
+                (KeyPath::parse("a").unwrap(), true),
+                (KeyPath::parse("a.length").unwrap(), false),
+                (KeyPath::parse("").unwrap(), false),
+                (KeyPath::compound(&["a", "b"]).unwrap(), false),
+                (KeyPath::compound(&["b", "a.length"]).unwrap(), false),
+            ] {
+                proptest::prop_assert_eq!(
+                    extract_encoded_index_keys(&v, &kp, multi_entry),
+                    index_keys_by_the_spec(&v, &kp, multi_entry)
+                );
+            }
+        }
     }
 }

@@ -240,9 +240,7 @@ impl<'t> ObjectStore<'t> {
             } else if meta.indexes.is_empty() {
                 None
             } else {
-                storage::get_record(&conn, meta.id, &encoded_key)?
-                    .map(|bytes| decode_value(&bytes))
-                    .transpose()?
+                storage::read_record(&conn, meta.id, &encoded_key, decode_value)?
             };
             for (ix, keys) in &new_entries {
                 if ix.unique {
@@ -282,12 +280,11 @@ impl<'t> ObjectStore<'t> {
                 } else {
                     storage::put_record(conn, meta.id, &encoded_key, &encoded_value)?;
                 }
-                for (ix, keys) in &new_entries {
-                    for k in keys {
-                        storage::insert_index_entry(conn, ix.id, k, &encoded_key)?;
-                    }
-                }
-                Ok(())
+                let entries: Vec<(i64, &[u8])> = new_entries
+                    .iter()
+                    .flat_map(|(ix, keys)| keys.iter().map(|k| (ix.id, k.as_slice())))
+                    .collect();
+                storage::insert_index_entries(conn, &encoded_key, &entries)
             })?;
             if let Some(g) = generator {
                 self.tx.set_key_generator(meta.id, g);
@@ -358,13 +355,14 @@ impl<'t> ObjectStore<'t> {
     pub fn get(&self, range: impl Into<KeyRange>) -> Result<Option<Value>> {
         let range = range.into();
         let conn = self.read_conn()?;
-        let bytes = match range.as_only() {
-            Some(key) => storage::get_record(&conn, self.id, &encode_key(key))?,
+        match range.as_only() {
+            Some(key) => storage::read_record(&conn, self.id, &encode_key(key), decode_value),
             None => storage::select_records(&conn, self.id, &range.encoded(), false, 1, true)?
                 .pop()
-                .and_then(|(_, v)| v),
-        };
-        bytes.map(|b| decode_value(&b)).transpose()
+                .and_then(|(_, v)| v)
+                .map(|b| decode_value(&b))
+                .transpose(),
+        }
     }
 
     /// The key of the first record in `range` (`IDBObjectStore.getKey`), or `None`.
@@ -554,15 +552,17 @@ impl<'t> ObjectStore<'t> {
             let records = storage::select_records(conn, self.id, &EncodedRange::all(), false, 0, true)?;
             for (pk, value) in records {
                 let value = decode_value(value.as_deref().unwrap_or_default())?;
-                for k in index_keys(&meta, &value) {
-                    if unique && storage::index_key_taken(conn, id, &k, &pk)? {
+                let keys = index_keys(&meta, &value);
+                for k in &keys {
+                    if unique && storage::index_key_taken(conn, id, k, &pk)? {
                         return Err(Error::Constraint(format!(
                             "cannot create unique index {name:?}: key {} is not unique; the upgrade is aborted",
-                            describe_encoded(&k)
+                            describe_encoded(k)
                         )));
                     }
-                    storage::insert_index_entry(conn, id, &k, &pk)?;
                 }
+                let entries: Vec<(i64, &[u8])> = keys.iter().map(|k| (id, k.as_slice())).collect();
+                storage::insert_index_entries(conn, &pk, &entries)?;
             }
             Ok(id)
         })?;

@@ -6,6 +6,7 @@
 
 use std::ops::Bound;
 use std::path::Path;
+use std::sync::OnceLock;
 
 use rusqlite::types::Value as SqlValue;
 use rusqlite::{params, Connection, ErrorCode, OptionalExtension};
@@ -93,7 +94,7 @@ pub(crate) fn open_connection(path: &Path) -> Result<Connection> {
             "could not switch the database file to WAL mode (got {mode})"
         )));
     }
-    conn.execute_batch("PRAGMA foreign_keys=OFF; PRAGMA cache_size=-16000;")
+    conn.execute_batch("PRAGMA foreign_keys=OFF; PRAGMA cache_size=-65536;")
         .sql()?;
     Ok(conn)
 }
@@ -451,12 +452,27 @@ pub(crate) fn rename_index(conn: &Connection, index_id: i64, name: &str) -> Resu
 
 // ---- records ----
 
-pub(crate) fn get_record(conn: &Connection, store_id: i64, key: &[u8]) -> Result<Option<Vec<u8>>> {
-    conn.prepare_cached("SELECT value FROM record WHERE object_store_id = ?1 AND key = ?2")
-        .sql()?
-        .query_row(params![store_id, key], |r| r.get(0))
-        .optional()
-        .sql()
+/// Reads the record with the encoded key `key` and hands its encoded value to `f` without
+/// copying it; `None` when there is no such record.
+pub(crate) fn read_record<R>(
+    conn: &Connection,
+    store_id: i64,
+    key: &[u8],
+    f: impl FnOnce(&[u8]) -> Result<R>,
+) -> Result<Option<R>> {
+    let mut stmt = conn
+        .prepare_cached("SELECT value FROM record WHERE object_store_id = ?1 AND key = ?2")
+        .sql()?;
+    let mut rows = stmt.query(params![store_id, key]).sql()?;
+    match rows.next().sql()? {
+        Some(row) => f(row
+            .get_ref(0)
+            .sql()?
+            .as_blob()
+            .map_err(|e| sql_error(e.into()))?)
+        .map(Some),
+        None => Ok(None),
+    }
 }
 
 pub(crate) fn record_exists(conn: &Connection, store_id: i64, key: &[u8]) -> Result<bool> {
@@ -662,18 +678,48 @@ pub(crate) fn index_key_taken(
     .sql()
 }
 
-pub(crate) fn insert_index_entry(
+/// The most index entries one `INSERT` statement writes (see [`insert_index_entries`]).
+const INDEX_ENTRIES_PER_INSERT: usize = 8;
+
+/// `INSERT OR IGNORE` statements writing 1 to [`INDEX_ENTRIES_PER_INSERT`] index entries of
+/// one record (`?1` is the primary key; each entry adds an index id and a key).
+fn insert_index_entries_sql(rows: usize) -> &'static str {
+    static SQL: OnceLock<Vec<String>> = OnceLock::new();
+    let all = SQL.get_or_init(|| {
+        (1..=INDEX_ENTRIES_PER_INSERT)
+            .map(|n| {
+                let values: Vec<String> = (0..n)
+                    .map(|i| format!("(?{}, ?{}, ?1)", 2 * i + 2, 2 * i + 3))
+                    .collect();
+                format!(
+                    "INSERT OR IGNORE INTO index_entry (index_id, key, primary_key) VALUES {}",
+                    values.join(", ")
+                )
+            })
+            .collect()
+    });
+    &all[rows - 1]
+}
+
+/// Writes the index entries `(index id, encoded index key)` of the record with the encoded
+/// primary key `primary_key`, several per statement: one statement per record and index
+/// costs more than the B-tree insert it makes.
+pub(crate) fn insert_index_entries(
     conn: &Connection,
-    index_id: i64,
-    key: &[u8],
     primary_key: &[u8],
+    entries: &[(i64, &[u8])],
 ) -> Result<()> {
-    conn.prepare_cached(
-        "INSERT OR IGNORE INTO index_entry (index_id, key, primary_key) VALUES (?1, ?2, ?3)",
-    )
-    .sql()?
-    .execute(params![index_id, key, primary_key])
-    .sql()?;
+    for chunk in entries.chunks(INDEX_ENTRIES_PER_INSERT) {
+        let mut stmt = conn
+            .prepare_cached(insert_index_entries_sql(chunk.len()))
+            .sql()?;
+        stmt.raw_bind_parameter(1, primary_key).sql()?;
+        for (i, (index_id, key)) in chunk.iter().enumerate() {
+            stmt.raw_bind_parameter(2 * i + 2, index_id).sql()?;
+            stmt.raw_bind_parameter(2 * i + 3, key).sql()?;
+        }
+        stmt.raw_execute().sql()?;
+    }
     Ok(())
 }
 

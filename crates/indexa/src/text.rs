@@ -523,7 +523,7 @@ impl Parser<'_> {
     fn string(&mut self) -> Result<Utf16String> {
         let open = self.pos;
         self.pos += 1;
-        let mut units: Vec<u16> = Vec::new();
+        let mut units = Utf16String::new();
         loop {
             let start = self.pos;
             let mut end = start;
@@ -537,25 +537,25 @@ impl Parser<'_> {
             }
             let chunk = &self.bytes[start..end];
             if high < 0x80 {
-                units.extend(chunk.iter().map(|&b| u16::from(b)));
+                units.push_units(chunk.iter().map(|&b| u16::from(b)));
             } else {
                 // The chunk is delimited by ASCII bytes of valid UTF-8, so it is a whole str.
                 let text = self
                     .text
                     .get(start..end)
                     .ok_or_else(|| syntax(start, "invalid UTF-8 in a string"))?;
-                units.extend(text.encode_utf16());
+                units.push_units(text.encode_utf16());
             }
             self.pos = end;
             match self.peek() {
                 Some(b'"') => {
                     self.pos += 1;
-                    return Ok(Utf16String::from_units(units));
+                    return Ok(units);
                 }
                 Some(b'\\') => {
                     self.pos += 1;
                     let unit = self.escape()?;
-                    units.push(unit);
+                    units.push_units([unit]);
                 }
                 Some(_) => return Err(self.error("control character in a string")),
                 None => return Err(syntax(open, "unterminated string")),

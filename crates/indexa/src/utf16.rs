@@ -2,10 +2,18 @@
 //!
 //! IndexedDB compares string keys by code unit
 //! (<https://www.w3.org/TR/IndexedDB-3/#compare-two-keys>, step 5), and a JavaScript string may
-//! hold a lone surrogate, so keys and values store strings as `Vec<u16>` rather than as Rust
+//! hold a lone surrogate, so keys and values store strings as code units rather than as Rust
 //! `String`s (which must be valid UTF-8).
 
 use std::fmt;
+
+use smallvec::SmallVec;
+
+/// Code units kept inline, without a heap allocation. Most property names and many values are
+/// this short, and a record read back allocates one string per name and per string value.
+const INLINE_UNITS: usize = 16;
+
+type Units = SmallVec<[u16; INLINE_UNITS]>;
 
 /// A sequence of UTF-16 code units, possibly with lone surrogates.
 ///
@@ -14,17 +22,26 @@ use std::fmt;
 /// `From<String>`; back with [`Utf16String::to_string_lossy`] or [`Utf16String::to_string`]
 /// (`None` when a lone surrogate is present).
 #[derive(Clone, Default, PartialEq, Eq, PartialOrd, Ord, Hash)]
-pub struct Utf16String(Vec<u16>);
+pub struct Utf16String(Units);
 
 impl Utf16String {
     /// An empty string.
     pub fn new() -> Self {
-        Utf16String(Vec::new())
+        Utf16String(Units::new())
     }
 
     /// Wraps code units as they are (lone surrogates allowed).
     pub fn from_units(units: Vec<u16>) -> Self {
-        Utf16String(units)
+        if units.len() <= INLINE_UNITS {
+            Utf16String(Units::from_slice(&units))
+        } else {
+            Utf16String(Units::from_vec(units))
+        }
+    }
+
+    /// Appends code units (lone surrogates allowed).
+    pub(crate) fn push_units(&mut self, units: impl IntoIterator<Item = u16>) {
+        self.0.extend(units);
     }
 
     /// The code units.
@@ -34,7 +51,7 @@ impl Utf16String {
 
     /// Consumes the string, returning its code units.
     pub fn into_units(self) -> Vec<u16> {
-        self.0
+        self.0.into_vec()
     }
 
     /// Number of code units (JavaScript's `length`).
@@ -78,6 +95,13 @@ impl Utf16String {
 impl From<&str> for Utf16String {
     fn from(s: &str) -> Self {
         Utf16String(s.encode_utf16().collect())
+    }
+}
+
+impl FromIterator<u16> for Utf16String {
+    /// Collects code units as they are (lone surrogates allowed).
+    fn from_iter<I: IntoIterator<Item = u16>>(units: I) -> Self {
+        Utf16String(units.into_iter().collect())
     }
 }
 

@@ -62,15 +62,15 @@ impl Value {
     pub(crate) fn nests_deeper_than(&self, limit: usize) -> bool {
         let mut stack = vec![(self, 0usize)];
         while let Some((value, depth)) = stack.pop() {
-            let children: Box<dyn Iterator<Item = &Value>> = match value {
-                Value::Array(items) => Box::new(items.iter()),
-                Value::Object(map) => Box::new(map.values()),
-                _ => continue,
-            };
-            if depth + 1 > limit {
+            let is_container = matches!(value, Value::Array(_) | Value::Object(_));
+            if is_container && depth + 1 > limit {
                 return true;
             }
-            stack.extend(children.map(|child| (child, depth + 1)));
+            match value {
+                Value::Array(items) => stack.extend(items.iter().map(|c| (c, depth + 1))),
+                Value::Object(map) => stack.extend(map.values().map(|c| (c, depth + 1))),
+                _ => {}
+            }
         }
         false
     }

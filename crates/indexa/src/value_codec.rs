@@ -70,7 +70,8 @@ const TAG_OBJECT: u8 = 0x0A;
 /// Encoding cannot fail. Source: the value kinds of the HTML structured clone algorithm
 /// (<https://html.spec.whatwg.org/multipage/structured-data.html>) that [`Value`] models.
 pub fn encode_value(value: &Value) -> Vec<u8> {
-    let mut out = Vec::new();
+    // Enough for a small record without regrowing.
+    let mut out = Vec::with_capacity(128);
     encode_value_into(value, &mut out);
     out
 }
@@ -216,14 +217,12 @@ fn wtf8_len(units: &[u16]) -> usize {
 }
 
 /// Decodes WTF-8 into UTF-16 code units; `None` if `bytes` is not valid WTF-8.
-fn wtf8_to_units(bytes: &[u8]) -> Option<Vec<u16>> {
+fn wtf8_to_units(bytes: &[u8]) -> Option<Utf16String> {
     if bytes.is_ascii() {
         return Some(bytes.iter().map(|&b| u16::from(b)).collect());
     }
     if let Ok(s) = std::str::from_utf8(bytes) {
-        let mut units = Vec::with_capacity(bytes.len());
-        units.extend(s.encode_utf16());
-        return Some(units);
+        return Some(s.encode_utf16().collect());
     }
     let mut units = Vec::with_capacity(bytes.len());
     let mut i = 0;
@@ -270,7 +269,7 @@ fn wtf8_to_units(bytes: &[u8]) -> Option<Vec<u16>> {
             return None;
         }
     }
-    Some(units)
+    Some(Utf16String::from_units(units))
 }
 
 struct Reader<'a> {
@@ -351,9 +350,7 @@ impl<'a> Reader<'a> {
         let start = self.pos;
         let len = self.count(1, 0)?;
         let bytes = self.take(len)?;
-        wtf8_to_units(bytes)
-            .map(Utf16String::from_units)
-            .ok_or_else(|| corrupt(start, "invalid WTF-8 in a string"))
+        wtf8_to_units(bytes).ok_or_else(|| corrupt(start, "invalid WTF-8 in a string"))
     }
 
     /// Reads one value. Arrays and objects are kept on an explicit stack, so nesting costs no
