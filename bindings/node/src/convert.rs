@@ -252,7 +252,7 @@ pub fn js_to_value(env: &Env, value: JsUnknown, depth: usize) -> Result<Value> {
             } else {
                 let names = own_enumerable_string_keys(env, &object)?;
                 let len = names.get_array_length()?;
-                let mut map = Object::with_capacity(len as usize);
+                let mut map = Object::with_capacity_and_hasher(len as usize, Default::default());
                 for i in 0..len {
                     let name: JsString = names.get_element(i)?;
                     let item: JsUnknown = object.get_property(name)?;
@@ -338,7 +338,7 @@ pub fn stored_value(projection: Value, clone: Option<Vec<u8>>) -> Value {
     let field = Utf16String::from(CLONE_FIELD);
     let mut map = match projection {
         Value::Object(map) => map,
-        _ => Object::new(),
+        _ => Object::default(),
     };
     map.shift_remove(&field);
     map.insert(field, Value::Binary(bytes));

@@ -109,7 +109,7 @@ impl JsonObject {
 
 /// An object value from `(name, value)` pairs, for building structured output.
 pub fn object(members: Vec<(&str, Value)>) -> Value {
-    let mut map = Object::new();
+    let mut map = Object::default();
     for (name, value) in members {
         map.insert(Utf16String::from(name), value);
     }

@@ -271,7 +271,7 @@ fn parse_inputs(command: &ShardCommand) -> Result<Inputs, String> {
             Ok(_) => return Err(format!("VALUES_JSON {values}: not a JSON object")),
             Err(e) => return Err(format!("VALUES_JSON {values}: not valid JSON: {e}")),
         },
-        _ => Object::new(),
+        _ => Object::default(),
     };
     Ok(Inputs { params, values })
 }

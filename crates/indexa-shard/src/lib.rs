@@ -52,7 +52,7 @@
 //!     // Cluster-unique ids instead: the coordinator continues after the cross-shard maximum.
 //!     let id = router.next_id("auto_users", &Default::default()).await?;
 //!     assert_eq!(id, 2);
-//!     let mut row = indexa::Object::new();
+//!     let mut row = indexa::Object::default();
 //!     row.insert("id".into(), Value::Number(id as f64));
 //!     row.insert("name".into(), Value::from("Grace"));
 //!     router.insert_into(&id.to_string(), "auto_users", &row).await?;

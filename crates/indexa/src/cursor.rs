@@ -113,6 +113,24 @@ struct Position {
     encoded_primary_key: Vec<u8>,
 }
 
+/// Decodes a row into a position. A store's rows carry the primary key twice; it is decoded
+/// once.
+fn position_of((encoded_key, encoded_primary_key, value): RawEntry) -> Result<Position> {
+    let key = decode_key(&encoded_key).map_err(corrupt)?;
+    let primary_key = if encoded_primary_key == encoded_key {
+        key.clone()
+    } else {
+        decode_key(&encoded_primary_key).map_err(corrupt)?
+    };
+    Ok(Position {
+        key,
+        primary_key,
+        value: value.map(|bytes| decode_value(&bytes)).transpose()?,
+        encoded_key,
+        encoded_primary_key,
+    })
+}
+
 /// A cursor: a position in an object store or index, in a range and a direction.
 ///
 /// Opened on its first record by `open_cursor`/`open_key_cursor` of [`ObjectStore`] or
@@ -374,44 +392,58 @@ impl Cursor {
         primary_key: Option<&[u8]>,
         count: u32,
     ) -> Result<()> {
+        // The old position is kept aside (not cloned) and put back should the step fail.
+        let old = self.position.take();
+        let found = self
+            .find(tx, old.as_ref(), key, primary_key, count)
+            .and_then(|found| found.map(position_of).transpose());
+        match found {
+            Ok(position) => {
+                self.position = position;
+                Ok(())
+            }
+            Err(e) => {
+                self.position = old;
+                Err(e)
+            }
+        }
+    }
+
+    /// The row `count` steps beyond `old` (the first at or beyond `key`/`primary_key` when
+    /// given), or `None` past the end.
+    fn find(
+        &mut self,
+        tx: &Transaction,
+        old: Option<&Position>,
+        key: Option<&[u8]>,
+        primary_key: Option<&[u8]>,
+        count: u32,
+    ) -> Result<Option<RawEntry>> {
         let conn = tx.conn()?;
-        let mut found: Option<RawEntry> = None;
-        let mut position = self
-            .position
-            .as_ref()
-            .map(|p| (p.encoded_key.clone(), p.encoded_primary_key.clone()));
+        let mut last: Option<RawEntry> = None;
         for step in 0..count {
             let (key, primary_key) = if step == 0 {
                 (key, primary_key)
             } else {
                 (None, None)
             };
-            let here = position
-                .as_ref()
-                .map(|(k, pk)| (k.as_slice(), pk.as_slice()));
-            found = if key.is_none() && !self.direction.is_unique() {
+            let here = match &last {
+                Some((k, pk, _)) => Some((k.as_slice(), pk.as_slice())),
+                None => old.map(|p| (p.encoded_key.as_slice(), p.encoded_primary_key.as_slice())),
+            };
+            let next = if key.is_none() && !self.direction.is_unique() {
                 self.next_read_ahead(&conn, tx.writes(), here)?
             } else {
                 self.ahead.rows.clear();
                 self.ahead.at_end = false;
                 self.step(&conn, here, key, primary_key, 1)?.pop_front()
             };
-            match &found {
-                None => break,
-                Some((k, pk, _)) => position = Some((k.clone(), pk.clone())),
+            match next {
+                None => return Ok(None),
+                Some(row) => last = Some(row),
             }
         }
-        self.position = match found {
-            None => None,
-            Some((k, pk, v)) => Some(Position {
-                key: decode_key(&k).map_err(corrupt)?,
-                primary_key: decode_key(&pk).map_err(corrupt)?,
-                value: v.map(|bytes| decode_value(&bytes)).transpose()?,
-                encoded_key: k,
-                encoded_primary_key: pk,
-            }),
-        };
-        Ok(())
+        Ok(last)
     }
 
     /// The next row of a plain step in `next`/`prev` direction, from the rows read ahead

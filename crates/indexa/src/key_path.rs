@@ -402,7 +402,7 @@ pub fn inject_key_into_value_using_key_path(
         };
         current = map
             .entry(identifier.clone())
-            .or_insert_with(|| Value::Object(Object::new()));
+            .or_insert_with(|| Value::Object(Object::default()));
     }
     let Value::Object(map) = current else {
         unreachable!("checked above: the last parent is an object");

@@ -313,7 +313,7 @@ fn resolve(parsed: Parsed) -> Result<Value> {
     while let Some(step) = steps.pop() {
         value = match step {
             Step::Wrap(tag) => {
-                let mut map = Object::with_capacity(1);
+                let mut map = Object::with_capacity_and_hasher(1, Default::default());
                 map.insert(Utf16String::from(tag.name()), value);
                 Value::Object(map)
             }
@@ -410,14 +410,14 @@ impl Parser<'_> {
                         }
                         (_, Some(b'}')) => {
                             self.pos += 1;
-                            Parsed::Value(Value::Object(Object::new()))
+                            Parsed::Value(Value::Object(Object::default()))
                         }
                         _ => {
                             let name = self.name()?;
                             let first_tag = Tag::from_name(name.units());
                             stack.push(Frame::Object {
                                 at,
-                                map: Object::new(),
+                                map: Object::default(),
                                 name,
                                 first_tag,
                                 first: true,

@@ -39,6 +39,22 @@ impl Utf16String {
         }
     }
 
+    /// The string of ASCII text given as bytes: one code unit per byte. (Bytes above `0x7F`
+    /// would become the Latin-1 characters of the same number; callers pass ASCII.)
+    pub(crate) fn from_ascii_bytes(bytes: &[u8]) -> Self {
+        if bytes.len() <= INLINE_UNITS {
+            let mut buf = [0u16; INLINE_UNITS];
+            for (unit, &b) in buf.iter_mut().zip(bytes) {
+                *unit = u16::from(b);
+            }
+            Utf16String(Units::from_buf_and_len(buf, bytes.len()))
+        } else {
+            Utf16String(Units::from_vec(
+                bytes.iter().map(|&b| u16::from(b)).collect(),
+            ))
+        }
+    }
+
     /// Appends code units (lone surrogates allowed).
     pub(crate) fn push_units(&mut self, units: impl IntoIterator<Item = u16>) {
         self.0.extend(units);
@@ -147,6 +163,31 @@ impl fmt::Display for Utf16String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn inline_and_heap_strings_behave_alike() {
+        for len in [0, 1, 15, 16, 17, 40] {
+            let text: String = "abcdefghijklmnopqrstuvwxyz0123456789ABCD"[..len].to_owned();
+            let from_str = Utf16String::from(text.as_str());
+            let from_bytes = Utf16String::from_ascii_bytes(text.as_bytes());
+            let units: Vec<u16> = text.encode_utf16().collect();
+            let from_units = Utf16String::from_units(units.clone());
+            assert_eq!(from_str, from_bytes, "{len}");
+            assert_eq!(from_str, from_units, "{len}");
+            assert_eq!(from_bytes.units(), units.as_slice(), "{len}");
+            assert_eq!(from_units.clone().into_units(), units, "{len}");
+            assert_eq!(
+                from_bytes.to_string().as_deref(),
+                Some(text.as_str()),
+                "{len}"
+            );
+            let mut grown = Utf16String::from_ascii_bytes(text.as_bytes());
+            grown.push_units([0xD800]);
+            assert_eq!(grown.len(), len + 1);
+            assert_eq!(grown.units()[len], 0xD800);
+            assert!(grown.starts_with(&from_str));
+        }
+    }
 
     #[test]
     fn compares_by_code_unit_not_code_point() {

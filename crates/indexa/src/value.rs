@@ -19,8 +19,15 @@ pub fn time_clip(ms: f64) -> f64 {
     ms.trunc() + 0.0
 }
 
-/// An object's own properties, in insertion order.
-pub type Object = IndexMap<Utf16String, Value>;
+/// An object's own properties, in insertion order. Create one with `Object::default()` or
+/// `Object::with_capacity_and_hasher(n, Default::default())`, or collect one from
+/// `(Utf16String, Value)` pairs.
+pub type Object = IndexMap<Utf16String, Value, PropertyHasher>;
+
+/// The hasher of [`Object`]'s property names: foldhash, seeded at random per map. Every
+/// record read back builds its objects anew, and SipHash (the standard library's) was a
+/// tenth of that cost.
+pub type PropertyHasher = foldhash::fast::RandomState;
 
 /// A value stored in a record.
 ///

@@ -39,8 +39,6 @@
 //! [`MAX_VALUE_DEPTH`] and trailing bytes. It never panics and never allocates more than the
 //! remaining input can fill.
 
-use indexmap::IndexMap;
-
 use crate::error::{Error, Result};
 use crate::utf16::Utf16String;
 use crate::value::{Object, Value};
@@ -219,7 +217,7 @@ fn wtf8_len(units: &[u16]) -> usize {
 /// Decodes WTF-8 into UTF-16 code units; `None` if `bytes` is not valid WTF-8.
 fn wtf8_to_units(bytes: &[u8]) -> Option<Utf16String> {
     if bytes.is_ascii() {
-        return Some(bytes.iter().map(|&b| u16::from(b)).collect());
+        return Some(Utf16String::from_ascii_bytes(bytes));
     }
     if let Ok(s) = std::str::from_utf8(bytes) {
         return Some(s.encode_utf16().collect());
@@ -393,7 +391,7 @@ impl<'a> Reader<'a> {
                     if n == 0 && tag == TAG_ARRAY {
                         Value::Array(Vec::new())
                     } else if n == 0 {
-                        Value::Object(Object::new())
+                        Value::Object(Object::default())
                     } else {
                         pending += n - 1;
                         if tag == TAG_ARRAY {
@@ -404,7 +402,7 @@ impl<'a> Reader<'a> {
                         } else {
                             let name_at = self.pos;
                             stack.push(Frame::Object {
-                                map: IndexMap::with_capacity(n),
+                                map: Object::with_capacity_and_hasher(n, Default::default()),
                                 left: n - 1,
                                 name: self.wtf8()?,
                                 name_at,
@@ -606,7 +604,7 @@ mod tests {
         assert_eq!(encode_value(&Value::Binary(vec![7, 8])), [1, 0x08, 2, 7, 8]);
         let arr = Value::Array(vec![Value::Null, Value::Bool(true)]);
         assert_eq!(encode_value(&arr), [1, 0x09, 2, 0x01, 0x03]);
-        let mut obj = Object::new();
+        let mut obj = Object::default();
         obj.insert(Utf16String::from("a"), Value::Null);
         assert_eq!(
             encode_value(&Value::Object(obj)),

@@ -212,7 +212,7 @@ impl ser::Serializer for ValueSerializer {
         variant: &'static str,
         value: &T,
     ) -> Result<Value> {
-        let mut map = Object::with_capacity(1);
+        let mut map = Object::with_capacity_and_hasher(1, Default::default());
         map.insert(
             Utf16String::from(variant),
             value.serialize(ValueSerializer)?,
@@ -247,7 +247,7 @@ impl ser::Serializer for ValueSerializer {
 
     fn serialize_map(self, len: Option<usize>) -> Result<SerializeObject> {
         Ok(SerializeObject {
-            map: Object::with_capacity(len.unwrap_or(0)),
+            map: Object::with_capacity_and_hasher(len.unwrap_or(0), Default::default()),
             next_key: None,
         })
     }
@@ -265,7 +265,7 @@ impl ser::Serializer for ValueSerializer {
     ) -> Result<SerializeObjectVariant> {
         Ok(SerializeObjectVariant {
             variant,
-            map: Object::with_capacity(len),
+            map: Object::with_capacity_and_hasher(len, Default::default()),
         })
     }
 }
@@ -327,7 +327,7 @@ impl ser::SerializeTupleVariant for SerializeArrayVariant {
     }
 
     fn end(self) -> Result<Value> {
-        let mut map = Object::with_capacity(1);
+        let mut map = Object::with_capacity_and_hasher(1, Default::default());
         map.insert(Utf16String::from(self.variant), Value::Array(self.items));
         Ok(Value::Object(map))
     }
@@ -400,7 +400,7 @@ impl ser::SerializeStructVariant for SerializeObjectVariant {
     }
 
     fn end(self) -> Result<Value> {
-        let mut outer = Object::with_capacity(1);
+        let mut outer = Object::with_capacity_and_hasher(1, Default::default());
         outer.insert(Utf16String::from(self.variant), Value::Object(self.map));
         Ok(Value::Object(outer))
     }
@@ -1096,7 +1096,10 @@ impl<'de> Visitor<'de> for ValueVisitor {
     }
 
     fn visit_map<A: de::MapAccess<'de>>(self, mut access: A) -> Result<Value, A::Error> {
-        let mut map = Object::with_capacity(access.size_hint().unwrap_or(0).min(4096));
+        let mut map = Object::with_capacity_and_hasher(
+            access.size_hint().unwrap_or(0).min(4096),
+            Default::default(),
+        );
         while let Some((name, item)) = access.next_entry::<String, Value>()? {
             map.insert(Utf16String::from(name), item);
         }
@@ -1297,7 +1300,7 @@ mod tests {
             from_value::<String>(Value::Number(1.0)).map(|_| ()),
             from_value::<bool>(Value::Null).map(|_| ()),
             from_value::<Vec<u8>>(Value::string("x")).map(|_| ()),
-            from_value::<Record>(Value::Object(Object::new())).map(|_| ()),
+            from_value::<Record>(Value::Object(Object::default())).map(|_| ()),
             from_value::<Shape>(Value::string("Hexagon")).map(|_| ()),
             from_value::<(u8, u8)>(Value::Array(vec![1.into()])).map(|_| ()),
             from_value::<(u8,)>(Value::Array(vec![1.into(), 2.into()])).map(|_| ()),
@@ -1324,7 +1327,7 @@ mod tests {
         assert_eq!(to_value(&bad).unwrap_err().name(), "DataError");
         let floats = BTreeMap::from([(vec![1u8], 1)]);
         assert_eq!(to_value(&floats).unwrap_err().name(), "DataError");
-        let not_int = Value::Object(Object::from([(Utf16String::from("x"), Value::Null)]));
+        let not_int = Value::Object(Object::from_iter([(Utf16String::from("x"), Value::Null)]));
         assert_eq!(
             from_value::<HashMap<u8, ()>>(not_int).unwrap_err().name(),
             "TypeError"
@@ -1344,7 +1347,10 @@ mod tests {
             Value::Number(2.5),
             Value::Bool(false),
             Value::Binary(vec![1]),
-            Value::Object(Object::from([(Utf16String::from("k"), Value::from(1))])),
+            Value::Object(Object::from_iter([(
+                Utf16String::from("k"),
+                Value::from(1),
+            )])),
         ]);
         let holder = Holder { any: any.clone() };
         let back: Holder = from_value(to_value(&holder).unwrap()).unwrap();

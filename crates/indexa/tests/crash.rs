@@ -159,7 +159,7 @@ fn payload(c: u64, j: u64) -> String {
 }
 
 fn record(c: u64, tag: &str, amount: u64, payload: String) -> Value {
-    let mut o = Object::new();
+    let mut o = Object::default();
     o.insert("commit".into(), Value::Number(c as f64));
     o.insert("tag".into(), Value::from(tag));
     o.insert("amount".into(), Value::Number(amount as f64));
@@ -168,7 +168,7 @@ fn record(c: u64, tag: &str, amount: u64, payload: String) -> Value {
 }
 
 fn total(commit: u64, records: u64, sum: u64) -> Value {
-    let mut o = Object::new();
+    let mut o = Object::default();
     o.insert("commit".into(), Value::Number(commit as f64));
     o.insert("records".into(), Value::Number(records as f64));
     o.insert("sum".into(), Value::Number(sum as f64));

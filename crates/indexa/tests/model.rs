@@ -89,7 +89,7 @@ impl Model {
 }
 
 fn value(v: i32, u: Option<i32>) -> Value {
-    let mut o = Object::new();
+    let mut o = Object::default();
     o.insert("v".into(), Value::from(v));
     if let Some(u) = u {
         o.insert("u".into(), Value::from(u));

@@ -130,7 +130,7 @@ fn seed_000_explicit_keys_in_line() {
         .unwrap();
     let store = tx.object_store("store1").unwrap();
     explicit_key_sequence(&|value, key| {
-        let mut object = indexa::Object::new();
+        let mut object = indexa::Object::default();
         object.insert("v".into(), Value::from(value));
         if let Some(k) = key {
             object.insert("id".into(), Value::from(&k));
@@ -454,7 +454,7 @@ fn seed_003_prefix_range_is_exact() {
     let db = open_with(&factory, |tx| {
         let s = tx.create_object_store("p", Some(KeyPath::parse("nombre")?), false)?;
         for name in ["ma", "mar", "marta", "mar\u{FFFF}z", "mas", "Mar"] {
-            let mut o = indexa::Object::new();
+            let mut o = indexa::Object::default();
             o.insert("nombre".into(), Value::from(name));
             s.put(Value::Object(o), None)?;
         }

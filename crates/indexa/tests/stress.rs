@@ -44,7 +44,7 @@ fn open(factory: &Factory) -> Database {
 }
 
 fn account(id: u32, owner: &str, balance: u64) -> Value {
-    let mut o = Object::new();
+    let mut o = Object::default();
     o.insert("id".into(), Value::Number(f64::from(id)));
     o.insert("owner".into(), Value::from(owner));
     o.insert("branch".into(), Value::Number(f64::from(id % 4)));

@@ -127,7 +127,7 @@ impl PgShard {
             .collect();
         let mut out = Vec::with_capacity(rows.len());
         for row in &rows {
-            let mut object = Row::with_capacity(names.len());
+            let mut object = Row::with_capacity_and_hasher(names.len(), Default::default());
             for (i, (name, column)) in names.iter().zip(row.columns()).enumerate() {
                 let value = column_value(row, i, column.type_()).map_err(|message| {
                     Error::query(&self.name, format!("column {}: {message}", column.name()))

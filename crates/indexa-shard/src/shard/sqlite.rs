@@ -112,7 +112,7 @@ fn run_statement(conn: &Connection, sql: &str, params: Vec<SqlValue>) -> rusqlit
     {
         let mut result = stmt.query(rusqlite::params_from_iter(params))?;
         while let Some(row) = result.next()? {
-            let mut out = Row::with_capacity(names.len());
+            let mut out = Row::with_capacity_and_hasher(names.len(), Default::default());
             for (i, name) in names.iter().enumerate() {
                 out.insert(name.clone(), from_sql_value(row.get_ref(i)?));
             }
