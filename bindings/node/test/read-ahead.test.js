@@ -8,6 +8,14 @@ const assert = require('node:assert/strict');
 const { IDBKeyRange } = require('..');
 const { freshFactory, open, finished } = require('./helpers.js');
 
+/**
+ * Places write `request`, then continues `cursor` from its success event, when nothing else of
+ * the transaction is pending (so the step could be served from rows read before the write).
+ */
+function thenContinue(request, cursor) {
+  request.onsuccess = () => cursor.continue();
+}
+
 /** A database with store `s` (key path `id`, index `g` on `g`) holding `{ id: i, g: i % groups }` for i < n. */
 async function numbers(n, groups = n) {
   const { factory } = freshFactory();
@@ -51,31 +59,35 @@ test('read ahead: records put ahead of the cursor after it started are returned'
   const tx = db.transaction('s', 'readwrite');
   const s = tx.objectStore('s');
   const seen = walk(s.openCursor(), (c) => {
-    if (c.key === 10) s.put({ id: 12.5, g: -1 });
-    if (c.key === 40) s.put({ id: 40.5, g: -1 });
-    if (c.key === 41) s.put({ id: 0.5, g: -1 }); // behind the cursor: not returned
-    if (c.key === 98) s.put({ id: 1000, g: -1 }); // beyond the last record read
-    c.continue();
+    if (c.key === 10) thenContinue(s.put({ id: 12.5, g: -1 }), c);
+    else if (c.key === 40) thenContinue(s.add({ id: 40.5, g: -1 }), c);
+    else if (c.key === 41) thenContinue(s.put({ id: 0.5, g: -1 }), c); // behind the cursor: not returned
+    else if (c.key === 98) thenContinue(s.put({ id: 1000, g: -1 }), c); // beyond the last record read
+    else if (c.key === 60) {
+      // Placed before the continue(): the step goes after the write and sees it.
+      s.put({ id: 61.5, g: -1 });
+      c.continue();
+    } else c.continue();
   });
   const keys = (await seen).map(([k]) => k);
   await finished(tx);
-  assert.deepEqual(keys, [...range(0, 13), 12.5, ...range(13, 41), 40.5, ...range(41, 100), 1000]);
+  assert.deepEqual(keys, [...range(0, 13), 12.5, ...range(13, 41), 40.5, ...range(41, 62), 61.5, ...range(62, 100), 1000]);
 
   // The same in reverse, and through a key cursor over the index.
   const tx2 = db.transaction('s', 'readwrite');
   const s2 = tx2.objectStore('s');
   const back = walk(s2.openKeyCursor(null, 'prev'), (c) => {
-    if (c.key === 80) s2.put({ id: 77.5, g: -1 });
-    c.continue();
+    if (c.key === 80) thenContinue(s2.put({ id: 77.5, g: -1 }), c);
+    else c.continue();
   });
   const ix = walk(s2.index('g').openKeyCursor(IDBKeyRange.lowerBound(0)), (c) => {
-    if (c.primaryKey === 20) s2.put({ id: 500, g: 30 });
-    c.continue();
+    if (c.primaryKey === 20) thenContinue(s2.put({ id: 500, g: 30 }), c);
+    else c.continue();
   });
   const [backSeen, ixSeen] = await Promise.all([back, ix]);
   await finished(tx2);
   // Every record the first transaction left (with 0.5), and 77.5 put ahead during the scan.
-  const stored = [...range(0, 100), 0.5, 12.5, 40.5, 77.5, 1000].sort((a, b) => b - a);
+  const stored = [...range(0, 100), 0.5, 12.5, 40.5, 61.5, 77.5, 1000].sort((a, b) => b - a);
   assert.deepEqual(backSeen.map(([k]) => k), stored);
   assert.deepEqual(ixSeen.map(([k, p]) => [k, p]),
     [...range(0, 31).map((i) => [i, i]), [30, 500], ...range(31, 100).map((i) => [i, i])]);
@@ -87,25 +99,28 @@ test('read ahead: records deleted ahead of the cursor are not returned', async (
   const tx = db.transaction('s', 'readwrite');
   const s = tx.objectStore('s');
   const seen = walk(s.openCursor(), (c) => {
-    if (c.key === 10) s.delete(12);
-    if (c.key === 11) s.delete(IDBKeyRange.bound(13, 14));
-    if (c.key === 40) s.delete(IDBKeyRange.lowerBound(42));
-    if (c.key === 41) s.delete(41); // the cursor's own record: already returned
-    c.continue();
+    if (c.key === 10) thenContinue(s.delete(12), c);
+    else if (c.key === 11) thenContinue(s.delete(IDBKeyRange.bound(13, 14)), c);
+    else if (c.key === 30) {
+      s.delete(31);
+      c.continue();
+    } else if (c.key === 40) thenContinue(s.delete(IDBKeyRange.lowerBound(42)), c);
+    else if (c.key === 41) thenContinue(s.delete(41), c); // the cursor's own record: already returned
+    else c.continue();
   });
   const keys = (await seen).map(([k]) => k);
   await finished(tx);
-  assert.deepEqual(keys, [...range(0, 12), ...range(15, 42)]);
+  assert.deepEqual(keys, [...range(0, 12), ...range(15, 31), ...range(32, 42)]);
 
   const tx2 = db.transaction('s', 'readwrite');
   const s2 = tx2.objectStore('s');
   const cleared = walk(s2.openCursor(null, 'prev'), (c) => {
-    if (c.key === 30) s2.clear();
-    c.continue();
+    if (c.key === 30) thenContinue(s2.clear(), c);
+    else c.continue();
   });
   const after = (await cleared).map(([k]) => k);
   await finished(tx2);
-  assert.deepEqual(after, [40, 39, 38, 37, 36, 35, 34, 33, 32, 31, 30]);
+  assert.deepEqual(after, [40, 39, 38, 37, 36, 35, 34, 33, 32, 30]);
 });
 
 test('read ahead: cursor.update of a later record is seen when the cursor reaches it', async () => {
@@ -118,13 +133,14 @@ test('read ahead: cursor.update of a later record is seen when the cursor reache
   const later = other.result;
   assert.equal(later.key, 12);
   const seen = walk(s.openCursor(), (c) => {
-    if (c.key === 10) later.update({ id: 12, g: 'changed' });
-    if (c.key === 11) s.index('g').openCursor(44).onsuccess = (e) => {
-      // A cursor reaching record 44 through the index, updated there.
-      const ic = e.target.result;
-      ic.update({ id: ic.primaryKey, g: 'index' });
-    };
-    c.continue();
+    if (c.key === 10) thenContinue(later.update({ id: 12, g: 'changed' }), c);
+    else if (c.key === 36) {
+      s.index('g').openCursor(44).onsuccess = (e) => {
+        // A cursor reaching record 44 through the index, updated there.
+        const ic = e.target.result;
+        thenContinue(ic.update({ id: ic.primaryKey, g: 'index' }), c);
+      };
+    } else c.continue();
   });
   const values = (await seen).map(([, , v]) => v);
   await finished(tx);
@@ -234,12 +250,12 @@ test('read ahead: index directions over duplicate keys across batch boundaries',
   const wtx = db.transaction('s', 'readwrite');
   const ws = wtx.objectStore('s');
   const u = await walk(ws.index('g').openCursor(null, 'prevunique'), (c) => {
-    if (c.key === 200) ws.put({ id: -1, g: 150 });
-    c.continue();
+    if (c.key === 160) thenContinue(ws.put({ id: -1, g: 150 }), c);
+    else c.continue();
   });
   const nu = await walk(ws.index('g').openKeyCursor(null, 'nextunique'), (c) => {
-    if (c.key === 100) ws.put({ id: -2, g: 120 });
-    c.continue();
+    if (c.key === 100) thenContinue(ws.put({ id: -2, g: 120 }), c);
+    else c.continue();
   });
   await finished(wtx);
   assert.deepEqual(u.map(([k, p]) => [k, p]), range(0, 300).reverse().map((g) => [g, g === 150 ? -1 : g]));
