@@ -413,8 +413,10 @@ function upgradeTransaction(db) {
 /** A schema change in the upgrade transaction; its failure aborts the transaction. */
 function schemaOp(tx, method, args) {
   const ti = tx[internal];
+  dropReadAhead(tx);
   ti.pending++;
   ti.db[internal].conn.submit(method, [ti.id, ...args], (err, message) => {
+    runServedStep(ti);
     ti.pending--;
     if (ti.state === 'finished') return;
     if (err !== null) abortTransaction(tx, named(err, message));
@@ -470,6 +472,9 @@ function newTransaction(db, scope, mode, durability, id) {
     id, db, scope, mode, durability, state: 'active', error: null, pending: 0, requests: [],
     started: false, stores: new Map(), deactivation: false, oldVersion: 0, openRequest: null,
     onFinish: null, schemaBefore: mode === 'versionchange' ? snapshotSchema(di.schema) : null,
+    // Cursors holding rows read ahead or steps taken through them (see "read ahead" below),
+    // and the cursor step served from such rows whose success event has yet to fire.
+    readAhead: new Set(), servedStep: null,
   };
   di.txs.add(tx);
   di.entry.txs.push(tx);
@@ -557,6 +562,7 @@ function commitTransaction(tx) {
   const ti = tx[internal];
   ti.state = 'committing';
   ti.db[internal].conn.submit('commit', [ti.id], (err, message) => {
+    runServedStep(ti);
     if (ti.state === 'finished') return;
     if (err !== null) {
       abortTransaction(tx, named(err, message), true);
@@ -573,6 +579,7 @@ function commitTransaction(tx) {
 /** Removes a finished transaction from scheduling and lets its connection close. */
 function finished(tx) {
   const ti = tx[internal];
+  forgetReadAhead(ti);
   const di = ti.db[internal];
   di.txs.delete(tx);
   const i = di.entry.txs.indexOf(tx);
@@ -626,35 +633,48 @@ function placeRequest(tx, source, method, args, convert, request) {
   const ti = tx[internal];
   const r = request || newRequest(IDBRequest, source, tx);
   ti.db[internal].conn.submit(method, args, (err, result) => {
-    ti.pending--;
-    if (ti.state === 'finished') return;
-    const ri = r[internal];
-    ri.readyState = 'done';
-    ri.again = false;
-    const wasCommitting = ti.state === 'committing';
-    if (!wasCommitting) ti.state = 'active';
-    if (err === null) {
-      ri.result = convert ? convert(result) : result;
-      ri.error = undefined;
-      const { threw } = dispatch(new IDBEvent('success'), [r]);
-      if (threw && ti.state !== 'finished') {
-        abortTransaction(tx, new DOMException('a success handler threw', 'AbortError'));
-        return;
-      }
-    } else {
-      ri.result = undefined;
-      ri.error = named(err, result);
-      const { canceled, threw } = dispatch(new IDBEvent('error', { bubbles: true, cancelable: true }), [r, tx, ti.db]);
-      if (ti.state !== 'finished' && (threw || !canceled)) {
-        abortTransaction(tx, threw ? new DOMException('an error handler threw', 'AbortError') : ri.error);
-        return;
-      }
-    }
-    if (!wasCommitting && ti.state !== 'finished') activate(tx);
+    runServedStep(ti);
+    settle(tx, r, convert, err, result);
   });
   ti.pending++;
   if (!request) ti.requests.push(r);
   return r;
+}
+
+/** Places a request that writes: cursors of the transaction first drop their read-ahead rows. */
+function placeWrite(tx, source, method, args) {
+  dropReadAhead(tx);
+  return placeRequest(tx, source, method, args);
+}
+
+/** A request of `tx` is done: its result (or error) is set and its event fired. */
+function settle(tx, r, convert, err, result) {
+  const ti = tx[internal];
+  ti.pending--;
+  if (ti.state === 'finished') return;
+  const ri = r[internal];
+  ri.readyState = 'done';
+  ri.again = false;
+  const wasCommitting = ti.state === 'committing';
+  if (!wasCommitting) ti.state = 'active';
+  if (err === null) {
+    ri.result = convert ? convert(result) : result;
+    ri.error = undefined;
+    const { threw } = dispatch(new IDBEvent('success'), [r]);
+    if (threw && ti.state !== 'finished') {
+      abortTransaction(tx, new DOMException('a success handler threw', 'AbortError'));
+      return;
+    }
+  } else {
+    ri.result = undefined;
+    ri.error = named(err, result);
+    const { canceled, threw } = dispatch(new IDBEvent('error', { bubbles: true, cancelable: true }), [r, tx, ti.db]);
+    if (ti.state !== 'finished' && (threw || !canceled)) {
+      abortTransaction(tx, threw ? new DOMException('an error handler threw', 'AbortError') : ri.error);
+      return;
+    }
+  }
+  if (!wasCommitting && ti.state !== 'finished') activate(tx);
 }
 
 // ---- IDBObjectStore ----
@@ -712,7 +732,7 @@ class IDBObjectStore {
     if (tx[internal].mode === 'readonly') throw new DOMException('the transaction is readonly', 'ReadOnlyError');
     const [v, clone] = cloneForStorage(value);
     const m = si.meta;
-    return placeRequest(tx, this, 'put',
+    return placeWrite(tx, this, 'put',
       [tx[internal].id, m.name, v, clone, key, noOverwrite, m.keyPath === null ? undefined : m.keyPath, m.autoIncrement]);
   }
 
@@ -720,14 +740,14 @@ class IDBObjectStore {
     const si = liveStore(this);
     checkActive(si.tx);
     if (si.tx[internal].mode === 'readonly') throw new DOMException('the transaction is readonly', 'ReadOnlyError');
-    return placeRequest(si.tx, this, 'delete', [si.tx[internal].id, si.meta.name, toRange(query, true)]);
+    return placeWrite(si.tx, this, 'delete', [si.tx[internal].id, si.meta.name, toRange(query, true)]);
   }
 
   clear() {
     const si = liveStore(this);
     checkActive(si.tx);
     if (si.tx[internal].mode === 'readonly') throw new DOMException('the transaction is readonly', 'ReadOnlyError');
-    return placeRequest(si.tx, this, 'clear', [si.tx[internal].id, si.meta.name]);
+    return placeWrite(si.tx, this, 'clear', [si.tx[internal].id, si.meta.name]);
   }
 
   get(query) { return read(this, null, 'get', toRange(query, true)); }
@@ -858,31 +878,112 @@ function openCursor(source, index, query, direction, keyOnly) {
   cursor[internal] = {
     id, source, tx, direction, keyOnly, key: undefined, primaryKey: undefined, value: undefined,
     gotValue: false, request: null, storeMeta: si.meta,
+    // Read ahead: the rows of the last step's result and the next one to step to
+    // (`{ rows, at }`), how many of them were stepped through since the worker last heard,
+    // and how many rows the next step asks for.
+    ahead: null, skipped: 0, nextBatch: 2,
   };
   const indexName = isIndex ? source[internal].meta.name : undefined;
   const request = placeRequest(tx, source, 'openCursor',
-    [tx[internal].id, id, si.meta.name, indexName, range, direction, keyOnly], (pos) => positioned(cursor, pos));
+    [tx[internal].id, id, si.meta.name, indexName, range, direction, keyOnly], (rows) => takeRows(cursor, rows));
   cursor[internal].request = request;
   return request;
 }
 
-function positioned(cursor, pos) {
+/** Sets the cursor on record `i` of `rows` (`[atEnd, key, primaryKey, value, …]`), or past the end for `null`. */
+function positioned(cursor, rows, i) {
   const ci = cursor[internal];
-  if (pos === null) {
+  if (rows === null) {
     ci.key = undefined;
     ci.primaryKey = undefined;
     ci.value = undefined;
     ci.gotValue = false;
     return null;
   }
-  ci.key = pos[0];
-  ci.primaryKey = pos[1];
-  ci.value = ci.keyOnly ? undefined : revive(pos[2], ci.storeMeta.keyPath);
+  ci.key = rows[i];
+  ci.primaryKey = rows[i + 1];
+  ci.value = ci.keyOnly ? undefined : revive(rows[i + 2], ci.storeMeta.keyPath);
   ci.gotValue = true;
   return cursor;
 }
 
-function cursorStep(cursor, method, args) {
+// ---- read ahead ----
+//
+// A cursor step that goes to the worker returns the record it moved to and up to
+// `batch - 1` records beyond it, each what one more plain step would reach. Plain steps
+// (`continue()` without a key, `advance`) then take their record from those rows without a
+// round trip, as long as nothing else of the transaction is pending, so the step still
+// completes in request order; its success event fires in a later task, or as soon as a
+// reply of a request placed after it arrives. Batches double from 1 up to MAX_READ_AHEAD
+// while their rows get used, and start again from 1 when rows are dropped unused.
+//
+// The rows show the records as they were when read, so any write to the transaction drops
+// every cursor's rows before it is sent (`dropReadAhead`). The worker's engine cursor stays
+// on the record the worker last returned; steps taken through the rows are counted in
+// `skipped` and sent with the cursor's next step, or ahead of the write in a `cursorSync`,
+// so the engine cursor catches up while the records are still the ones that were read.
+
+/** The most records a cursor step reads. */
+const MAX_READ_AHEAD = 256;
+
+/** Takes a cursor step's result from the worker: positions the cursor, keeps the rows read ahead. */
+function takeRows(cursor, rows) {
+  const ci = cursor[internal];
+  if (rows !== null && (rows.length > 4 || rows[0])) {
+    ci.ahead = { rows, at: 4 };
+    ci.tx[internal].readAhead.add(cursor);
+  }
+  return positioned(cursor, rows, 1);
+}
+
+/** Forgets the cursor's rows read ahead (the worker's cursor needs no catching up). */
+function forgetRows(cursor) {
+  const ci = cursor[internal];
+  ci.ahead = null;
+  ci.skipped = 0;
+  ci.tx[internal].readAhead.delete(cursor);
+}
+
+/**
+ * Before a write to `tx`: every cursor drops its rows read ahead, and the worker's cursor
+ * catches up over the steps taken through them, ahead of the write.
+ */
+function dropReadAhead(tx) {
+  const ti = tx[internal];
+  for (const cursor of ti.readAhead) {
+    const ci = cursor[internal];
+    if (ci.ahead.at < ci.ahead.rows.length) ci.nextBatch = 1;
+    if (ci.skipped > 0) {
+      ti.db[internal].conn.submit('cursorSync', [ci.id, ci.skipped], (err, message) => {
+        if (err !== null && ti.state !== 'finished') abortTransaction(tx, named(err, message));
+      });
+    }
+    ci.ahead = null;
+    ci.skipped = 0;
+  }
+  ti.readAhead.clear();
+}
+
+/** A finished transaction's cursors let go of their rows. */
+function forgetReadAhead(ti) {
+  for (const cursor of ti.readAhead) {
+    cursor[internal].ahead = null;
+    cursor[internal].skipped = 0;
+  }
+  ti.readAhead.clear();
+}
+
+/** Fires the success event of the step served from read-ahead rows, if it has not fired yet. */
+function runServedStep(ti) {
+  const served = ti.servedStep;
+  if (served === null) return;
+  ti.servedStep = null;
+  clearImmediate(served.immediate);
+  served.run();
+}
+
+/** The synchronous checks of a cursor step; marks the cursor's request pending again. */
+function beginStep(cursor) {
   const ci = cursor[internal];
   checkActive(ci.tx);
   if (ci.storeMeta.deleted || (ci.source instanceof IDBIndex && ci.source[internal].meta.deleted)) {
@@ -890,10 +991,67 @@ function cursorStep(cursor, method, args) {
   }
   if (!ci.gotValue) throw new DOMException('the cursor is not positioned on a record', 'InvalidStateError');
   ci.gotValue = false;
-  const r = ci.request;
-  r[internal].readyState = 'pending';
-  r[internal].again = true;
-  placeRequest(ci.tx, ci.source, method, [ci.id, ...args], (pos) => positioned(cursor, pos), r);
+  const ri = ci.request[internal];
+  ri.readyState = 'pending';
+  ri.again = true;
+}
+
+/** `count` plain steps: from the rows read ahead when they reach far enough, else through the worker. */
+function plainStep(cursor, count) {
+  const ci = cursor[internal];
+  beginStep(cursor);
+  const a = ci.ahead;
+  if (a !== null) {
+    const left = (a.rows.length - a.at) / 3;
+    if (ci.tx[internal].pending === 0 && (count <= left || a.rows[0])) {
+      serveStep(cursor, count, left);
+      return;
+    }
+    if (count > left) {
+      // The rows are stepped through; the worker takes the remaining steps.
+      ci.skipped += left;
+      a.at = a.rows.length;
+      count -= left;
+    }
+  }
+  workerStep(cursor, 'cursorAdvance', [count]);
+}
+
+/** Serves `count` plain steps from the rows read ahead (`left` of them remain; past the end when fewer). */
+function serveStep(cursor, count, left) {
+  const ci = cursor[internal];
+  const tx = ci.tx;
+  const ti = tx[internal];
+  const a = ci.ahead;
+  let rows = null;
+  let i = 0;
+  if (count <= left) {
+    rows = a.rows;
+    i = a.at + 3 * (count - 1);
+    a.at = i + 3;
+    ci.skipped += count;
+  } else {
+    forgetRows(cursor);
+  }
+  ti.pending++;
+  const run = () => settle(tx, ci.request, () => positioned(cursor, rows, i), null, undefined);
+  ti.servedStep = { run, immediate: setImmediate(() => runServedStep(ti)) };
+}
+
+/** A cursor step through the worker, reading the next batch of rows ahead. */
+function workerStep(cursor, method, args) {
+  const ci = cursor[internal];
+  const ti = ci.tx[internal];
+  if (ci.ahead !== null && ci.ahead.at < ci.ahead.rows.length) ci.nextBatch = 1;
+  const skipped = ci.skipped;
+  forgetRows(cursor);
+  // With other requests pending the next step would not be served from rows read ahead either.
+  let batch = 1;
+  if (ti.pending === 0) {
+    batch = ci.nextBatch;
+    ci.nextBatch = Math.min(batch * 2, MAX_READ_AHEAD);
+  }
+  placeRequest(ci.tx, ci.source, method, [ci.id, ...args, skipped, batch], (rows) => takeRows(cursor, rows), ci.request);
 }
 
 class IDBCursor {
@@ -907,23 +1065,25 @@ class IDBCursor {
   advance(count) {
     count = enforceRangeUnsigned(count, 0xffffffff, 'count');
     if (count === 0) throw new TypeError('advance() needs a count above 0');
-    cursorStep(this, 'cursorAdvance', [count]);
+    plainStep(this, count);
   }
 
   continue(key) {
     const ci = this[internal];
-    if (key !== undefined) {
-      const k = toRange(key, true)[0];
-      if (ci.gotValue) {
-        const c = cmp(k, ci.key);
-        const reverse = ci.direction.startsWith('prev');
-        if ((!reverse && c <= 0) || (reverse && c >= 0)) {
-          throw new DOMException('the key is not beyond the cursor\'s position', 'DataError');
-        }
-      }
-      key = k;
+    if (key === undefined) {
+      plainStep(this, 1);
+      return;
     }
-    cursorStep(this, 'cursorContinue', [key, undefined]);
+    const k = toRange(key, true)[0];
+    if (ci.gotValue) {
+      const c = cmp(k, ci.key);
+      const reverse = ci.direction.startsWith('prev');
+      if ((!reverse && c <= 0) || (reverse && c >= 0)) {
+        throw new DOMException('the key is not beyond the cursor\'s position', 'DataError');
+      }
+    }
+    beginStep(this);
+    workerStep(this, 'cursorContinue', [k, undefined]);
   }
 
   continuePrimaryKey(key, primaryKey) {
@@ -941,7 +1101,8 @@ class IDBCursor {
         throw new DOMException('the key and primary key are not beyond the cursor\'s position', 'DataError');
       }
     }
-    cursorStep(this, 'cursorContinue', [k, p]);
+    beginStep(this);
+    workerStep(this, 'cursorContinue', [k, p]);
   }
 
   update(value) {
@@ -952,7 +1113,7 @@ class IDBCursor {
     if (!ci.gotValue || ci.keyOnly) throw new DOMException('the cursor is not positioned on a record with a value', 'InvalidStateError');
     const [v, clone] = cloneForStorage(value);
     const kp = ci.storeMeta.keyPath;
-    return placeRequest(ci.tx, this, 'cursorUpdate', [ci.id, v, clone, kp === null ? undefined : kp, ci.primaryKey]);
+    return placeWrite(ci.tx, this, 'cursorUpdate', [ci.id, v, clone, kp === null ? undefined : kp, ci.primaryKey]);
   }
 
   delete() {
@@ -961,7 +1122,7 @@ class IDBCursor {
     if (ci.tx[internal].mode === 'readonly') throw new DOMException('the transaction is readonly', 'ReadOnlyError');
     if (ci.storeMeta.deleted) throw new DOMException('the cursor\'s source has been deleted', 'InvalidStateError');
     if (!ci.gotValue || ci.keyOnly) throw new DOMException('the cursor is not positioned on a record with a value', 'InvalidStateError');
-    return placeRequest(ci.tx, this, 'cursorDelete', [ci.id]);
+    return placeWrite(ci.tx, this, 'cursorDelete', [ci.id]);
   }
 }
 

@@ -254,18 +254,22 @@ fn payload_to_js(env: &Env, payload: Payload) -> Result<JsUnknown> {
             array.into_unknown()
         }
         Payload::Count(n) => env.create_double(n as f64)?.into_unknown(),
-        Payload::Cursor(position, inject) => match position {
-            None => env.get_null()?.into_unknown(),
-            Some((key, primary_key, value)) => {
-                let mut array = env.create_array_with_length(3)?;
-                array.set_element(0, key_to_js(env, &key)?)?;
-                array.set_element(1, key_to_js(env, &primary_key)?)?;
-                if let Some(v) = value {
-                    array.set_element(2, stored_value_to_js(env, &v, inject.as_ref())?)?;
-                }
-                array.into_unknown()
+        Payload::Rows(rows, at_end, inject) => {
+            if rows.is_empty() {
+                return Ok(env.get_null()?.into_unknown());
             }
-        },
+            let mut array = env.create_array_with_length(1 + rows.len() * 3)?;
+            array.set_element(0, env.get_boolean(at_end)?)?;
+            for (i, (key, primary_key, value)) in rows.iter().enumerate() {
+                let at = 1 + (i * 3) as u32;
+                array.set_element(at, key_to_js(env, key)?)?;
+                array.set_element(at + 1, key_to_js(env, primary_key)?)?;
+                if let Some(v) = value {
+                    array.set_element(at + 2, stored_value_to_js(env, v, inject.as_ref())?)?;
+                }
+            }
+            array.into_unknown()
+        }
         Payload::Opened {
             old_version,
             version,
@@ -719,8 +723,11 @@ impl NativeConnection {
         })
     }
 
-    /// `continue(key)` / `continuePrimaryKey(key, primaryKey)` of cursor `cursor`.
+    /// `continue(key)` / `continuePrimaryKey(key, primaryKey)` of cursor `cursor`, after the
+    /// `skipped` records of its last result beyond the first that the caller stepped through
+    /// itself; the result holds up to `batch` records (at least one).
     #[napi]
+    #[allow(clippy::too_many_arguments)]
     pub fn cursor_continue(
         &self,
         env: Env,
@@ -728,6 +735,8 @@ impl NativeConnection {
         cursor: u32,
         key: JsUnknown,
         primary_key: JsUnknown,
+        skipped: u32,
+        batch: u32,
     ) -> Result<()> {
         let key = if matches!(key.get_type()?, ValueType::Undefined) {
             None
@@ -744,13 +753,41 @@ impl NativeConnection {
             cursor,
             key,
             primary_key,
+            skipped,
+            batch,
         })
     }
 
-    /// `advance(count)` of cursor `cursor`.
+    /// `advance(count)` of cursor `cursor`; `skipped` and `batch` as for
+    /// [`NativeConnection::cursor_continue`].
     #[napi]
-    pub fn cursor_advance(&self, id: u32, cursor: u32, count: u32) -> Result<()> {
-        self.send(Op::Advance { id, cursor, count })
+    pub fn cursor_advance(
+        &self,
+        id: u32,
+        cursor: u32,
+        count: u32,
+        skipped: u32,
+        batch: u32,
+    ) -> Result<()> {
+        self.send(Op::Advance {
+            id,
+            cursor,
+            count,
+            skipped,
+            batch,
+        })
+    }
+
+    /// Moves cursor `cursor` over the `skipped` records of its last result beyond the first
+    /// that the caller stepped through itself. Must precede any write to the cursor's
+    /// transaction made after such steps, so the cursor lands where those records were read.
+    #[napi]
+    pub fn cursor_sync(&self, id: u32, cursor: u32, skipped: u32) -> Result<()> {
+        self.send(Op::SyncCursor {
+            id,
+            cursor,
+            skipped,
+        })
     }
 
     /// `update(value)` through cursor `cursor`; with in-line keys, the key path must yield

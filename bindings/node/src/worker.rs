@@ -6,6 +6,14 @@
 //! <https://www.w3.org/TR/IndexedDB-3/#transaction-scheduling>) and only sends `Begin` for a
 //! transaction that may start, so a worker never waits for another connection's writer in
 //! this process.
+//!
+//! Cursor steps read ahead: a step asks for a batch of rows, the row it moves to and up to
+//! `batch - 1` rows beyond it (each a further plain `continue()`), which the JavaScript layer
+//! steps through without a round trip. The engine cursor stays on the row the step moved to;
+//! a clone of it (the [`Scout`]) is left on the last row read. The JavaScript layer reports
+//! how many rows it stepped through on its own with its next op for the cursor, or with a
+//! `SyncCursor` op that it places before any write to the transaction, so the engine cursor
+//! catches up while the data is still what the rows were read from.
 
 use std::collections::HashMap;
 use std::sync::mpsc::Receiver;
@@ -131,16 +139,29 @@ pub enum Op {
         direction: CursorDirection,
         key_only: bool,
     },
+    /// `skipped`: rows of the last batch stepped through since (see [`OpenCursor::catch_up`]);
+    /// `batch`: how many rows to read (see [`OpenCursor::rows`]).
     Continue {
         id: u32,
         cursor: u32,
         key: Option<Key>,
         primary_key: Option<Key>,
+        skipped: u32,
+        batch: u32,
     },
     Advance {
         id: u32,
         cursor: u32,
         count: u32,
+        skipped: u32,
+        batch: u32,
+    },
+    /// Moves the engine cursor over the `skipped` rows of the last batch that the JavaScript
+    /// layer stepped through, before a write to the transaction changes what lies ahead.
+    SyncCursor {
+        id: u32,
+        cursor: u32,
+        skipped: u32,
     },
     CursorUpdate {
         id: u32,
@@ -170,8 +191,8 @@ pub struct IndexInfo {
     pub multi_entry: bool,
 }
 
-/// A cursor's position: key, primary key and (for value cursors) value; `None` past the end.
-pub type Position = Option<(Key, Key, Option<Value>)>;
+/// A record a cursor is on: key, primary key and (for value cursors) value.
+pub type Row = (Key, Key, Option<Value>);
 
 /// A successful result.
 pub enum Payload {
@@ -182,7 +203,9 @@ pub enum Payload {
     Values(Vec<Value>, Option<KeyPath>, bool),
     Keys(Vec<Key>),
     Count(u64),
-    Cursor(Position, Option<KeyPath>),
+    /// The rows of a cursor step (empty: past the end), whether the last of them is the last
+    /// in the cursor's range and direction, and the injection key path as for `Values`.
+    Rows(Vec<Row>, bool, Option<KeyPath>),
     Opened {
         old_version: Option<u64>,
         version: u64,
@@ -196,10 +219,69 @@ pub struct Reply {
     pub result: Result<Payload, Error>,
 }
 
+/// An engine cursor moved onto the last row of a batch, `rows` plain steps beyond the cursor
+/// it was cloned from.
+struct Scout {
+    cursor: Cursor,
+    rows: u32,
+}
+
 struct OpenCursor {
     tx: u32,
+    /// On the row the JavaScript layer last heard of from this thread.
     cursor: Cursor,
     inject: Option<KeyPath>,
+    /// Set while the last batch's rows beyond `cursor` may still be stepped through.
+    scout: Option<Scout>,
+}
+
+impl OpenCursor {
+    /// Moves the engine cursor over the `skipped` rows of the last batch that the JavaScript
+    /// layer stepped through on its own: onto the scout when it stepped through all of them,
+    /// else by `advance`. Only valid while the transaction has written nothing since the
+    /// batch was read, which the JavaScript layer ensures by sending `SyncCursor` before a
+    /// write.
+    fn catch_up(&mut self, t: &Transaction, skipped: u32) -> indexa::Result<()> {
+        match self.scout.take() {
+            Some(scout) if scout.rows == skipped => self.cursor = scout.cursor,
+            _ if skipped > 0 => self.cursor.advance(t, skipped)?,
+            _ => {}
+        }
+        Ok(())
+    }
+
+    /// The row the cursor is on, then up to `batch - 1` rows beyond it read by a clone of the
+    /// cursor taking plain steps (kept as the scout). A failed read ahead ends the batch early
+    /// without error: the step itself succeeded, and the next step from the JavaScript layer
+    /// meets the failure on the engine cursor.
+    fn rows(&mut self, t: &Transaction, batch: u32) -> Payload {
+        let mut rows: Vec<Row> = position(&self.cursor).into_iter().collect();
+        let mut at_end = rows.is_empty();
+        if !at_end && batch > 1 {
+            let mut scout = self.cursor.clone();
+            let mut usable = true;
+            while rows.len() < batch as usize {
+                if scout.continue_key(t, None).is_err() {
+                    usable = false;
+                    break;
+                }
+                match position(&scout) {
+                    Some(row) => rows.push(row),
+                    None => {
+                        at_end = true;
+                        break;
+                    }
+                }
+            }
+            if usable && !at_end {
+                self.scout = Some(Scout {
+                    cursor: scout,
+                    rows: rows.len() as u32 - 1,
+                });
+            }
+        }
+        Payload::Rows(rows, at_end, self.inject.clone())
+    }
 }
 
 struct Worker {
@@ -249,7 +331,7 @@ fn schema_of(tx: &Transaction) -> indexa::Result<Vec<StoreInfo>> {
     Ok(stores)
 }
 
-fn position(cursor: &Cursor) -> Position {
+fn position(cursor: &Cursor) -> Option<Row> {
     cursor.key().map(|k| {
         (
             k.clone(),
@@ -301,6 +383,7 @@ impl Op {
             | Op::Continue { id, .. }
             | Op::Advance { id, .. }
             | Op::CursorUpdate { id, .. }
+            | Op::SyncCursor { id, .. }
             | Op::CursorDelete { id, .. } => Some(*id),
         }
     }
@@ -539,16 +622,35 @@ impl Worker {
                 cursor,
                 key,
                 primary_key,
+                skipped,
+                batch,
             } => (
                 id,
-                self.step(cursor, |c, t| match (&key, &primary_key) {
+                self.step(cursor, skipped, batch, |c, t| match (&key, &primary_key) {
                     (Some(k), Some(p)) => c.continue_primary_key(t, k, p),
                     _ => c.continue_key(t, key.as_ref()),
                 }),
             ),
-            Op::Advance { id, cursor, count } => {
-                (id, self.step(cursor, |c, t| c.advance(t, count)))
-            }
+            Op::Advance {
+                id,
+                cursor,
+                count,
+                skipped,
+                batch,
+            } => (
+                id,
+                self.step(cursor, skipped, batch, |c, t| c.advance(t, count)),
+            ),
+            Op::SyncCursor {
+                id,
+                cursor,
+                skipped,
+            } => (
+                id,
+                self.with_cursor(cursor, |c, t| {
+                    c.catch_up(t, skipped).map(|()| Payload::None)
+                }),
+            ),
             Op::CursorUpdate { id, cursor, value } => (
                 id,
                 self.with_cursor(cursor, |c, t| c.cursor.update(t, value).map(Payload::Key)),
@@ -633,16 +735,15 @@ impl Worker {
             (None, false) => s.open_cursor(range, direction)?,
             (None, true) => s.open_key_cursor(range, direction)?,
         };
-        let pos = position(&cursor);
-        self.cursors.insert(
-            id,
-            OpenCursor {
-                tx,
-                cursor,
-                inject: inject.clone(),
-            },
-        );
-        Ok(Payload::Cursor(pos, inject))
+        let mut open = OpenCursor {
+            tx,
+            cursor,
+            inject,
+            scout: None,
+        };
+        let rows = open.rows(t, 1);
+        self.cursors.insert(id, open);
+        Ok(rows)
     }
 
     fn with_cursor(
@@ -655,14 +756,19 @@ impl Worker {
         f(c, t)
     }
 
+    /// Catches cursor `id` up over `skipped` rows, moves it with `f`, and reads `batch` rows
+    /// from there.
     fn step(
         &mut self,
         id: u32,
+        skipped: u32,
+        batch: u32,
         f: impl FnOnce(&mut Cursor, &Transaction) -> indexa::Result<()>,
     ) -> Result<Payload, Error> {
         self.with_cursor(id, |c, t| {
+            c.catch_up(t, skipped)?;
             f(&mut c.cursor, t)?;
-            Ok(Payload::Cursor(position(&c.cursor), c.inject.clone()))
+            Ok(c.rows(t, batch))
         })
     }
 }
