@@ -246,7 +246,14 @@ pub(crate) fn write_version(conn: &Connection, version: u64) -> Result<()> {
 
 /// Starts a reading SQLite transaction (its snapshot is taken at the first read).
 pub(crate) fn begin_read(conn: &Connection) -> Result<()> {
-    conn.execute_batch("BEGIN").sql()
+    run_cached(conn, "BEGIN")
+}
+
+/// Runs one statement without parameters or results, prepared once per connection (every
+/// transaction begins and ends with one; parsing them each time showed in small transactions).
+fn run_cached(conn: &Connection, sql: &str) -> Result<()> {
+    conn.prepare_cached(sql).sql()?.execute([]).sql()?;
+    Ok(())
 }
 
 /// Starts a writing SQLite transaction, taking the write lock up front (`IMMEDIATE`), with
@@ -262,21 +269,21 @@ pub(crate) fn begin_write(conn: &Connection, current: &mut Option<bool>, full: b
         .sql()?;
         *current = Some(full);
     }
-    conn.execute_batch("BEGIN IMMEDIATE").sql()
+    run_cached(conn, "BEGIN IMMEDIATE")
 }
 
 pub(crate) fn commit(conn: &Connection) -> Result<()> {
-    conn.execute_batch("COMMIT").sql()
+    run_cached(conn, "COMMIT")
 }
 
 /// Opens a savepoint inside the running transaction (savepoints nest).
 pub(crate) fn savepoint(conn: &Connection) -> Result<()> {
-    conn.execute_batch("SAVEPOINT request").sql()
+    run_cached(conn, "SAVEPOINT request")
 }
 
 /// Keeps the changes since the innermost savepoint and closes it.
 pub(crate) fn release_savepoint(conn: &Connection) -> Result<()> {
-    conn.execute_batch("RELEASE request").sql()
+    run_cached(conn, "RELEASE request")
 }
 
 /// Undoes the changes since the innermost savepoint and closes it.
