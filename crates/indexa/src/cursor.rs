@@ -392,7 +392,8 @@ impl Cursor {
         primary_key: Option<&[u8]>,
         count: u32,
     ) -> Result<()> {
-        // The old position is kept aside (not cloned) and put back should the step fail.
+        // The old position is kept aside (not cloned) and put back should the step fail,
+        // with the rows read ahead dropped (the failed step may have used some of them).
         let old = self.position.take();
         let found = self
             .find(tx, old.as_ref(), key, primary_key, count)
@@ -404,6 +405,8 @@ impl Cursor {
             }
             Err(e) => {
                 self.position = old;
+                self.ahead.rows.clear();
+                self.ahead.at_end = false;
                 Err(e)
             }
         }

@@ -73,7 +73,7 @@ pub use query::{Query, Record};
 pub use text::{key_to_text, parse_key, parse_value, value_to_text, write_value, MAX_TEXT_DEPTH};
 pub use transaction::{Durability, Transaction, TransactionMode};
 pub use utf16::Utf16String;
-pub use value::{time_clip, Object, Value};
+pub use value::{time_clip, Object, PropertyHasher, Value};
 pub use value_codec::{
     decode_value, encode_value, encode_value_into, MAX_VALUE_DEPTH, VALUE_FORMAT_VERSION,
 };

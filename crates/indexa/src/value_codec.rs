@@ -535,7 +535,8 @@ pub(crate) mod testing {
             Just(0x7F),
             Just(0x1F),
         ];
-        let units = prop::collection::vec(unit, 0..8).prop_map(Utf16String::from_units);
+        // Up to 40 units: strings of up to 16 are kept inline, longer ones on the heap.
+        let units = prop::collection::vec(unit, 0..40).prop_map(Utf16String::from_units);
         prop_oneof![
             units,
             Just(Utf16String::new()),

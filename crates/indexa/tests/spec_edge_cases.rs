@@ -143,3 +143,58 @@ fn key_path_identifiers_follow_ecmascript_id_start() {
         assert!(KeyPath::parse(text).is_ok(), "{text:?}");
     }
 }
+
+/// "Store a record into an object store", step for multiEntry indexes: one index record per
+/// distinct valid member of the array. Entries are written several per statement, so arrays
+/// of 7, 8, 9 and 17 distinct members (around the statement's size), plus repeats and an
+/// invalid member, must each give exactly their distinct members — on `add`, on `put`
+/// replacing them, and on `createIndex` over existing records.
+#[test]
+fn multi_entry_arrays_of_every_length_index_each_distinct_member_once() {
+    let factory = Factory::temporary().unwrap();
+    let db = factory
+        .open("db", Some(1), |tx, _, _| {
+            let s = tx.create_object_store("s", None, false)?;
+            s.create_index("tags", KeyPath::parse("tags")?, false, true)?;
+            Ok(())
+        })
+        .unwrap();
+    let record = |n: i32, offset: i32| {
+        let mut tags: Vec<String> = (0..n).map(|i| (i + offset).to_string()).collect();
+        tags.push((offset).to_string());
+        tags.push("null".into());
+        v(&format!(r#"{{"tags": [{}]}}"#, tags.join(", ")))
+    };
+    let tx = db.transaction(&["s"], TransactionMode::ReadWrite).unwrap();
+    let s = tx.object_store("s").unwrap();
+    for n in [7, 8, 9, 17] {
+        s.add(record(n, 0), Some(k(n))).unwrap();
+    }
+    let tags = s.index("tags").unwrap();
+    // Member i is held by every record with more than i members.
+    for i in 0..17 {
+        let expected: Vec<Key> = [7, 8, 9, 17]
+            .into_iter()
+            .filter(|n| *n > i)
+            .map(k)
+            .collect();
+        assert_eq!(tags.get_all_keys(k(i)).unwrap(), expected, "member {i}");
+    }
+    assert_eq!(tags.count(None).unwrap(), 7 + 8 + 9 + 17);
+    // put replaces the 17 entries of record 17 by 9 others.
+    s.put(record(9, 100), Some(k(17))).unwrap();
+    assert_eq!(tags.count(None).unwrap(), 7 + 8 + 9 + 9);
+    assert_eq!(tags.get_all_keys(k(16)).unwrap(), Vec::<Key>::new());
+    assert_eq!(tags.get_all_keys(k(108)).unwrap(), vec![k(17)]);
+    tx.commit().unwrap();
+    drop(db);
+    let db = factory
+        .open("db", Some(2), |tx, _, _| {
+            let s = tx.object_store("s")?;
+            s.create_index("again", KeyPath::parse("tags")?, true, true)?;
+            Ok(())
+        })
+        .map(|db| db.name().to_owned());
+    // The records share members, so a unique multiEntry index cannot be built over them.
+    assert_eq!(db.map_err(|e| e.name()), Err("ConstraintError"));
+}
