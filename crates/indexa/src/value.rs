@@ -24,10 +24,11 @@ pub fn time_clip(ms: f64) -> f64 {
 /// `(Utf16String, Value)` pairs.
 pub type Object = IndexMap<Utf16String, Value, PropertyHasher>;
 
-/// The hasher of [`Object`]'s property names: foldhash, seeded at random per map. Every
-/// record read back builds its objects anew, and SipHash (the standard library's) was a
-/// tenth of that cost. foldhash resists hash flooding less than SipHash; the per-map random
-/// seed is what keeps property names chosen by a user from colliding on purpose.
+/// The hasher of [`Object`]'s property names: foldhash. Every record read back builds its
+/// objects anew, and SipHash (the standard library's) took about a sixth of the instructions
+/// spent on that. foldhash resists hash flooding less than SipHash: its seeds (random per
+/// process, varied per map) keep property names from colliding on purpose unless someone
+/// studies a long-running process to recover them.
 pub type PropertyHasher = foldhash::fast::RandomState;
 
 /// A value stored in a record.
