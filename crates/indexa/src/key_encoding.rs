@@ -62,16 +62,8 @@ pub fn encode_key_into(key: &Key, out: &mut Vec<u8>) {
             out.push(TAG_DATE);
             encode_f64(*ms, out);
         }
-        Key::String(s) => {
-            out.push(TAG_STRING);
-            encode_units(s.units(), out);
-            out.push(TERMINATOR);
-        }
-        Key::Binary(bytes) => {
-            out.push(TAG_BINARY);
-            encode_bytes(bytes, out);
-            out.push(TERMINATOR);
-        }
+        Key::String(s) => encode_string(s.units(), out),
+        Key::Binary(bytes) => encode_binary(bytes, out),
         Key::Array(items) => {
             out.push(TAG_ARRAY);
             for item in items {
@@ -101,16 +93,8 @@ pub(crate) fn encode_value_as_key_into(value: &Value, out: &mut Vec<u8>) -> bool
             out.push(TAG_DATE);
             encode_f64(clipped, out);
         }
-        Value::String(s) => {
-            out.push(TAG_STRING);
-            encode_units(s.units(), out);
-            out.push(TERMINATOR);
-        }
-        Value::Binary(bytes) => {
-            out.push(TAG_BINARY);
-            encode_bytes(bytes, out);
-            out.push(TERMINATOR);
-        }
+        Value::String(s) => encode_string(s.units(), out),
+        Value::Binary(bytes) => encode_binary(bytes, out),
         Value::Array(items) => {
             out.push(TAG_ARRAY);
             for item in items {
@@ -171,7 +155,16 @@ fn encode_units(units: &[u16], out: &mut Vec<u8>) {
     }
 }
 
-fn encode_bytes(bytes: &[u8], out: &mut Vec<u8>) {
+/// A string key: tag, code units, terminator.
+fn encode_string(units: &[u16], out: &mut Vec<u8>) {
+    out.push(TAG_STRING);
+    encode_units(units, out);
+    out.push(TERMINATOR);
+}
+
+/// A binary key: tag, each byte in 1–2 bytes, terminator.
+fn encode_binary(bytes: &[u8], out: &mut Vec<u8>) {
+    out.push(TAG_BINARY);
     for &b in bytes {
         match b {
             0xFE => out.extend_from_slice(&[0xFF, 0x00]),
@@ -179,6 +172,7 @@ fn encode_bytes(bytes: &[u8], out: &mut Vec<u8>) {
             _ => out.push(b + 1),
         }
     }
+    out.push(TERMINATOR);
 }
 
 fn encode_f64(n: f64, out: &mut Vec<u8>) {
