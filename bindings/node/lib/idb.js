@@ -982,14 +982,30 @@ function runServedStep(ti) {
   served.run();
 }
 
-/** The synchronous checks of a cursor step; marks the cursor's request pending again. */
-function beginStep(cursor) {
+/** The first checks of every cursor step, in the spec's order: the transaction is active, the source is not deleted. */
+function checkSource(cursor) {
   const ci = cursor[internal];
   checkActive(ci.tx);
   if (ci.storeMeta.deleted || (ci.source instanceof IDBIndex && ci.source[internal].meta.deleted)) {
     throw new DOMException('the cursor\'s source has been deleted', 'InvalidStateError');
   }
-  if (!ci.gotValue) throw new DOMException('the cursor is not positioned on a record', 'InvalidStateError');
+}
+
+/** The cursor's got value flag is set (it is not being iterated, nor past the end). */
+function checkPositioned(cursor) {
+  if (!cursor[internal].gotValue) throw new DOMException('the cursor is not positioned on a record', 'InvalidStateError');
+}
+
+/** Checks a step may start, then marks the cursor and its request as iterating. */
+function beginStep(cursor) {
+  checkSource(cursor);
+  checkPositioned(cursor);
+  markStepping(cursor);
+}
+
+/** Marks the cursor as iterating and its request pending again. */
+function markStepping(cursor) {
+  const ci = cursor[internal];
   ci.gotValue = false;
   const ri = ci.request[internal];
   ri.readyState = 'pending';
@@ -1074,34 +1090,35 @@ class IDBCursor {
       plainStep(this, 1);
       return;
     }
+    // IDBCursor.continue(): the transaction, source and position are checked before the key.
+    checkSource(this);
+    checkPositioned(this);
     const k = toRange(key, true)[0];
-    if (ci.gotValue) {
-      const c = cmp(k, ci.key);
-      const reverse = ci.direction.startsWith('prev');
-      if ((!reverse && c <= 0) || (reverse && c >= 0)) {
-        throw new DOMException('the key is not beyond the cursor\'s position', 'DataError');
-      }
+    const c = cmp(k, ci.key);
+    const reverse = ci.direction.startsWith('prev');
+    if ((!reverse && c <= 0) || (reverse && c >= 0)) {
+      throw new DOMException('the key is not beyond the cursor\'s position', 'DataError');
     }
-    beginStep(this);
+    markStepping(this);
     workerStep(this, 'cursorContinue', [k, undefined]);
   }
 
   continuePrimaryKey(key, primaryKey) {
     const ci = this[internal];
-    checkActive(ci.tx);
+    // IDBCursor.continuePrimaryKey(): transaction, source, kind of cursor, position, then keys.
+    checkSource(this);
     if (!(ci.source instanceof IDBIndex)) throw new DOMException('only index cursors have primary keys to continue to', 'InvalidAccessError');
     if (ci.direction.endsWith('unique')) throw new DOMException('continuePrimaryKey() needs a next or prev cursor', 'InvalidAccessError');
+    checkPositioned(this);
     const k = toRange(key, true)[0];
     const p = toRange(primaryKey, true)[0];
-    if (ci.gotValue) {
-      const c = cmp(k, ci.key);
-      const reverse = ci.direction === 'prev';
-      const pc = cmp(p, ci.primaryKey);
-      if ((!reverse && (c < 0 || (c === 0 && pc <= 0))) || (reverse && (c > 0 || (c === 0 && pc >= 0)))) {
-        throw new DOMException('the key and primary key are not beyond the cursor\'s position', 'DataError');
-      }
+    const c = cmp(k, ci.key);
+    const reverse = ci.direction === 'prev';
+    const pc = cmp(p, ci.primaryKey);
+    if ((!reverse && (c < 0 || (c === 0 && pc <= 0))) || (reverse && (c > 0 || (c === 0 && pc >= 0)))) {
+      throw new DOMException('the key and primary key are not beyond the cursor\'s position', 'DataError');
     }
-    beginStep(this);
+    markStepping(this);
     workerStep(this, 'cursorContinue', [k, p]);
   }
 

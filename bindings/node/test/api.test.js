@@ -267,6 +267,36 @@ test('cursors: directions, continue, continuePrimaryKey, advance, update, delete
   await finished(tx);
 });
 
+test('cursor steps check the transaction, the source and the position before the key', async () => {
+  const { db } = await withStore({ keyPath: 'id' }, [[{ id: 1, tag: 'a' }], [{ id: 2, tag: 'b' }]]);
+  const tx = db.transaction('s', 'readwrite');
+  const s = tx.objectStore('s');
+  let kept = null;
+  const ir = s.index('by_tag').openCursor();
+  ir.onsuccess = () => {
+    const c = ir.result;
+    if (!c || kept) return;
+    kept = c;
+    c.continue();
+    // Iterating: InvalidStateError, although the key is not a valid key either.
+    assert.throws(() => c.continue({}), { name: 'InvalidStateError' });
+    assert.throws(() => c.continuePrimaryKey({}, {}), { name: 'InvalidStateError' });
+  };
+  const sr = s.openCursor();
+  sr.onsuccess = () => {
+    const c = sr.result;
+    if (!c) return;
+    // A store cursor has no primary key to continue to: InvalidAccessError comes before DataError.
+    assert.throws(() => c.continuePrimaryKey({}, {}), { name: 'InvalidAccessError' });
+    assert.throws(() => c.continue({}), { name: 'DataError' });
+  };
+  await finished(tx);
+  // Finished: TransactionInactiveError before anything else.
+  assert.throws(() => kept.continue({}), { name: 'TransactionInactiveError' });
+  assert.throws(() => kept.continuePrimaryKey({}, {}), { name: 'TransactionInactiveError' });
+  assert.throws(() => kept.advance(1), { name: 'TransactionInactiveError' });
+});
+
 test('keys cross exactly: lone surrogates, binary views, -0, dates, arrays', async () => {
   const { db } = await withStore(undefined, []);
   const tx = db.transaction('s', 'readwrite');
