@@ -571,13 +571,7 @@ pub(crate) fn select_records(
     limit: u32,
     with_values: bool,
 ) -> Result<Vec<RawRecord>> {
-    let mut sql = String::from(if with_values {
-        "SELECT key, value FROM record WHERE object_store_id = ?"
-    } else {
-        "SELECT key FROM record WHERE object_store_id = ?"
-    });
-    let mut params = vec![SqlValue::Integer(store_id)];
-    range_conditions("key", range, &mut sql, &mut params);
+    let (mut sql, params) = records_in_range(select_records_sql(with_values), store_id, range);
     sql.push_str(if descending {
         " ORDER BY key DESC"
     } else {
@@ -586,7 +580,35 @@ pub(crate) fn select_records(
     if limit > 0 {
         sql.push_str(&format!(" LIMIT {limit}"));
     }
-    let mut stmt = conn.prepare_cached(&sql).sql()?;
+    query_records(conn, &sql, params, with_values)
+}
+
+/// `SELECT` of the records' keys, and of their values when asked for.
+fn select_records_sql(with_values: bool) -> &'static str {
+    if with_values {
+        "SELECT key, value FROM record"
+    } else {
+        "SELECT key FROM record"
+    }
+}
+
+/// `head` (a statement on the `record` table) restricted to a store's records in `range`,
+/// with its parameters.
+fn records_in_range(head: &str, store_id: i64, range: &EncodedRange) -> (String, Vec<SqlValue>) {
+    let mut sql = format!("{head} WHERE object_store_id = ?");
+    let mut params = vec![SqlValue::Integer(store_id)];
+    range_conditions("key", range, &mut sql, &mut params);
+    (sql, params)
+}
+
+/// Runs a query made with [`select_records_sql`] and reads its rows.
+fn query_records(
+    conn: &Connection,
+    sql: &str,
+    params: Vec<SqlValue>,
+    with_values: bool,
+) -> Result<Vec<RawRecord>> {
+    let mut stmt = conn.prepare_cached(sql).sql()?;
     let rows = stmt
         .query_map(rusqlite::params_from_iter(params), |r| {
             Ok((r.get(0)?, if with_values { Some(r.get(1)?) } else { None }))
@@ -596,9 +618,7 @@ pub(crate) fn select_records(
 }
 
 pub(crate) fn count_records(conn: &Connection, store_id: i64, range: &EncodedRange) -> Result<u64> {
-    let mut sql = String::from("SELECT COUNT(*) FROM record WHERE object_store_id = ?");
-    let mut params = vec![SqlValue::Integer(store_id)];
-    range_conditions("key", range, &mut sql, &mut params);
+    let (sql, params) = records_in_range("SELECT COUNT(*) FROM record", store_id, range);
     let n: i64 = conn
         .prepare_cached(&sql)
         .sql()?
@@ -609,9 +629,7 @@ pub(crate) fn count_records(conn: &Connection, store_id: i64, range: &EncodedRan
 
 /// Deletes the records of a store in a range (index entries are the caller's business).
 pub(crate) fn delete_records(conn: &Connection, store_id: i64, range: &EncodedRange) -> Result<()> {
-    let mut sql = String::from("DELETE FROM record WHERE object_store_id = ?");
-    let mut params = vec![SqlValue::Integer(store_id)];
-    range_conditions("key", range, &mut sql, &mut params);
+    let (sql, params) = records_in_range("DELETE FROM record", store_id, range);
     conn.prepare_cached(&sql)
         .sql()?
         .execute(rusqlite::params_from_iter(params))
@@ -633,13 +651,7 @@ pub(crate) fn step_store(
     with_value: bool,
     limit: u32,
 ) -> Result<Vec<RawRecord>> {
-    let mut sql = String::from(if with_value {
-        "SELECT key, value FROM record WHERE object_store_id = ?"
-    } else {
-        "SELECT key FROM record WHERE object_store_id = ?"
-    });
-    let mut params = vec![SqlValue::Integer(store_id)];
-    range_conditions("key", range, &mut sql, &mut params);
+    let (mut sql, mut params) = records_in_range(select_records_sql(with_value), store_id, range);
     let (beyond, at_least, order) = if descending {
         (
             " AND key < ?",
@@ -659,13 +671,7 @@ pub(crate) fn step_store(
     }
     sql.push_str(order);
     params.push(SqlValue::Integer(i64::from(limit.max(1))));
-    let mut stmt = conn.prepare_cached(&sql).sql()?;
-    let rows = stmt
-        .query_map(rusqlite::params_from_iter(params), |r| {
-            Ok((r.get(0)?, if with_value { Some(r.get(1)?) } else { None }))
-        })
-        .sql()?;
-    rows.collect::<rusqlite::Result<Vec<_>>>().sql()
+    query_records(conn, &sql, params, with_value)
 }
 
 // ---- index entries ----
