@@ -51,6 +51,43 @@ fn files_in(dir: &Path) -> Vec<(String, Vec<u8>)> {
     files
 }
 
+/// A cursor that meets a damaged record fails with UnknownError and stays where it was; the
+/// rows it had read ahead are dropped, so the next step meets the same record again instead
+/// of silently skipping it.
+#[test]
+fn a_cursor_step_onto_a_damaged_record_fails_and_stays_put() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = make(dir.path(), "d", 8, 4);
+    let conn = rusqlite::Connection::open(&file).unwrap();
+    // Tag 0xFF is no value kind: record 3's value cannot be decoded.
+    conn.execute(
+        "UPDATE record SET value = x'01FF' WHERE key = ?1",
+        [indexa::encode_key(&Key::from(3))],
+    )
+    .unwrap();
+    drop(conn);
+    let factory = Factory::open_dir(dir.path()).unwrap();
+    let db = open(&factory, "d").unwrap();
+    let tx = db.transaction(&["s"], TransactionMode::ReadOnly).unwrap();
+    let mut cursor = tx
+        .object_store("s")
+        .unwrap()
+        .open_cursor(None, indexa::CursorDirection::Next)
+        .unwrap();
+    // Steps read ahead in growing batches; the step from 2 reads records 3 and 4 at once.
+    cursor.continue_key(&tx, None).unwrap();
+    cursor.continue_key(&tx, None).unwrap();
+    assert_eq!(cursor.key(), Some(&Key::from(2)));
+    for _ in 0..2 {
+        let e = cursor.continue_key(&tx, None).unwrap_err();
+        assert_eq!(e.name(), "UnknownError");
+        assert_eq!(cursor.key(), Some(&Key::from(2)));
+    }
+    // Jumping past the damaged record works.
+    cursor.continue_key(&tx, Some(&Key::from(4))).unwrap();
+    assert_eq!(cursor.key(), Some(&Key::from(4)));
+}
+
 #[test]
 fn garbage_file_is_an_unknown_error_and_stays_untouched() {
     let dir = tempfile::tempdir().unwrap();
