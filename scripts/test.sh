@@ -1,9 +1,31 @@
 #!/usr/bin/env bash
-# The whole test suite: starts a throw-away PostgreSQL cluster for the shard router's tests
-# (installing Debian's postgresql package if needed), runs every test of the workspace, and
-# stops the cluster again.
+# The whole test suite: fetches the real data sets the tests read (scripts/fetch-data.sh),
+# starts a throw-away PostgreSQL cluster for the shard router's tests (installing Debian's
+# postgresql package if needed), runs every test of the workspace, and stops the cluster again.
+#
+#   scripts/test.sh                # in this checkout
+#   scripts/test.sh --fresh-clone  # clones the committed HEAD into an empty temporary folder
+#                                  # (no sibling folders, no data-location variables) and runs
+#                                  # the suite there, sharing this checkout's cargo target folder
 set -euo pipefail
 cd "$(dirname "$0")/.."
+
+if [ "${1:-}" = --fresh-clone ]; then
+    top=$(pwd)
+    head=$(git rev-parse HEAD)
+    tmp=$(mktemp -d)
+    trap 'rm -rf "$tmp"' EXIT
+    git clone -q --no-hardlinks "$top" "$tmp/indexa"
+    git -C "$tmp/indexa" checkout -q --detach "$head"
+    echo "test.sh: fresh clone of $head in $tmp/indexa" >&2
+    export CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-$top/target}"
+    export INDEXA_PG_DIR="/tmp/indexa-pg-fresh-clone-$$"
+    unset WPT_DIR INDEXA_DATA_DIR INDEXA_TEST_PG_URL
+    (cd "$tmp/indexa" && bash scripts/test.sh)
+    exit
+fi
+
+bash scripts/fetch-data.sh
 
 eval "$(scripts/pg-test-cluster.sh start)"
 trap 'scripts/pg-test-cluster.sh stop' EXIT

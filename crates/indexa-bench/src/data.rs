@@ -1,4 +1,4 @@
-//! The benchmark data: cities and flights from `shared/data`, the synthetic scaling sets, and
+//! The benchmark data: cities and flights (`data/external/`), the synthetic scaling sets, and
 //! the deterministic request sequences every system replays identically.
 //!
 //! The Node side (`bench/idb-bench.mjs`) builds exactly the same records and requests; the

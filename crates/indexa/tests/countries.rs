@@ -5,9 +5,10 @@ use std::path::PathBuf;
 
 use indexa::{parse_value, Factory, Key, KeyPath, Query, TransactionMode, Value};
 
+/// A data set shipped in the repository's `data/` folder.
 fn data_file(name: &str) -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-        .join("../../../shared/data")
+        .join("../../data")
         .join(name)
 }
 

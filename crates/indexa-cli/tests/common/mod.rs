@@ -100,13 +100,17 @@ impl Env {
     }
 }
 
-/// The shared real data sets (`shared/data`), read in place.
+/// A real data set, read in place: `data/NAME` when the repository ships it, else
+/// `data/external/NAME`, where `scripts/fetch-data.sh` fetches the large ones (`scripts/test.sh`
+/// runs that script first). A missing file fails the test with a message naming the script.
 pub fn data_file(name: &str) -> String {
-    let dir = std::env::var_os("INDEXA_TEST_DATA")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| Path::new(env!("CARGO_MANIFEST_DIR")).join("../../../shared/data"));
-    let path = dir.join(name);
-    assert!(path.is_file(), "test data {} is missing", path.display());
+    let data = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../data");
+    let path = [data.join(name), data.join("external").join(name)]
+        .into_iter()
+        .find(|p| p.is_file())
+        .unwrap_or_else(|| {
+            panic!("test data {name} is missing from data/ and data/external/: run scripts/fetch-data.sh")
+        });
     path.to_str().expect("UTF-8 path").to_owned()
 }
 
