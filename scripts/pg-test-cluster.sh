@@ -17,13 +17,14 @@ dir="${INDEXA_PG_DIR:-/tmp/indexa-pg-test}"
 
 log() { echo "pg-test-cluster: $*" >&2; }
 
+# Runs a command as the postgres user, from / (it may not be allowed into the current folder).
 as_postgres() {
     if [ "$(id -un)" = postgres ]; then
         "$@"
     elif command -v runuser >/dev/null 2>&1; then
-        runuser -u postgres -- "$@"
+        (cd / && runuser -u postgres -- "$@")
     else
-        su postgres -s /bin/bash -c "$(printf '%q ' "$@")"
+        (cd / && su postgres -s /bin/bash -c "$(printf '%q ' "$@")")
     fi
 }
 
