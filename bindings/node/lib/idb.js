@@ -680,7 +680,8 @@ function settle(tx, r, convert, err, result) {
     ri.result = convert ? convert(result) : result;
     ri.error = undefined;
     const { threw } = dispatch(new IDBEvent('success'), [r]);
-    if (threw && ti.state !== 'finished') {
+    // After commit() the state is committing, not active: an exception no longer aborts.
+    if (threw && !wasCommitting && ti.state !== 'finished') {
       abortTransaction(tx, new DOMException('a success handler threw', 'AbortError'));
       return;
     }
@@ -688,8 +689,11 @@ function settle(tx, r, convert, err, result) {
     ri.result = undefined;
     ri.error = named(err, result);
     const { canceled, threw } = dispatch(new IDBEvent('error', { bubbles: true, cancelable: true }), [r, tx, ti.db]);
-    if (ti.state !== 'finished' && (threw || !canceled)) {
-      abortTransaction(tx, threw ? new DOMException('an error handler threw', 'AbortError') : ri.error);
+    // An error not prevented aborts even a committing transaction (its commit waits for
+    // this event); an exception in a handler aborts only an active one, as for success.
+    const handlerAborts = threw && !wasCommitting;
+    if (ti.state !== 'finished' && (handlerAborts || !canceled)) {
+      abortTransaction(tx, handlerAborts ? new DOMException('an error handler threw', 'AbortError') : ri.error);
       return;
     }
   }
