@@ -1,0 +1,73 @@
+'use strict';
+// The web-platform-tests runner's own harness (wpt/harness.js) against deliberately wrong
+// tests (wpt/selftest/): each must fail, and the controls beside them must pass.
+const test = require('node:test');
+const assert = require('node:assert/strict');
+const path = require('node:path');
+const { runOne, outcomes } = require('../wpt/run.js');
+
+const SELFTEST = path.join(__dirname, '..', 'wpt', 'selftest');
+
+/** The statuses of a self-test file's subtests, by name, and the file's own status. */
+async function statuses(file, timeout = 2000) {
+  const result = await runOne(SELFTEST, { file, variant: '' }, timeout);
+  const byName = {};
+  for (const [name, o] of Object.entries(outcomes(result))) byName[name] = o.status;
+  return { file: result.status, byName, message: result.message };
+}
+
+test('assert_throws_dom: a wrong name, or anything but the global DOMException, fails', async () => {
+  const r = await statuses('wrong-domexception.any.js');
+  assert.equal(r.file, 'OK');
+  assert.deepEqual(r.byName, {
+    'a DOMException of another name': 'FAIL',
+    'an Error named like a DOMException': 'FAIL',
+    'an instance of another class called DOMException': 'FAIL',
+    'nothing thrown': 'FAIL',
+    'assert_throws_js given a DOMException': 'FAIL',
+    'control: the right DOMException passes': 'PASS',
+  });
+});
+
+test('assert_equals and assert_array_equals tell -0 from 0', async () => {
+  const r = await statuses('negative-zero.any.js');
+  assert.equal(r.file, 'OK');
+  assert.deepEqual(r.byName, {
+    'assert_equals(-0, 0)': 'FAIL',
+    'assert_equals(0, -0)': 'FAIL',
+    'assert_array_equals([-0], [0])': 'FAIL',
+    'assert_equals of a string and a number': 'FAIL',
+    'assert_not_equals(NaN, NaN)': 'FAIL',
+    'control: NaN equals NaN and -0 equals -0': 'PASS',
+  });
+});
+
+test('a missing done() times the file out and fails all of its subtests', async () => {
+  const r = await statuses('missing-done.any.js', 1500);
+  assert.equal(r.file, 'TIMEOUT');
+  assert.deepEqual(r.byName, {
+    'control: a passing test in the same file': 'TIMEOUT',
+    'an async test that never calls done()': 'TIMEOUT',
+  });
+});
+
+test('an assertion in a late callback is a harness error that fails every subtest', async () => {
+  const r = await statuses('late-callback.any.js');
+  assert.equal(r.file, 'ERROR');
+  assert.match(r.message, /asserted after done\(\)/);
+  assert.deepEqual(r.byName, {
+    'done() before its request has finished': 'ERROR',
+    'control: a test still running when the late assertion fails': 'NOTRUN',
+  });
+});
+
+test('right tests pass: sloppy global scripts, step functions, EventWatcher, explicit done', async () => {
+  const r = await statuses('harness-passes.any.js');
+  assert.equal(r.file, 'OK', r.message);
+  assert.deepEqual(r.byName, {
+    'helpers are globals of the same scope': 'PASS',
+    'sloppy mode: assigning to a getter does not throw': 'PASS',
+    'an async test with step functions': 'PASS',
+    'a promise test with an EventWatcher': 'PASS',
+  });
+});
