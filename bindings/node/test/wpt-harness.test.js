@@ -71,3 +71,49 @@ test('right tests pass: sloppy global scripts, step functions, EventWatcher, exp
     'a promise test with an EventWatcher': 'PASS',
   });
 });
+
+test('the runner fails on a result that differs from the expectations, in either direction', () => {
+  const { spawnSync } = require('node:child_process');
+  const fs = require('node:fs');
+  const os = require('node:os');
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'indexa-wpt-expectations-'));
+  const file = path.join(dir, 'expectations.json');
+  const run = (expectations) => {
+    fs.writeFileSync(file, JSON.stringify(expectations));
+    return spawnSync(process.execPath, [path.join(__dirname, '..', 'wpt', 'run.js'), '--wpt-dir', SELFTEST,
+      '--expectations', file, 'negative-zero'], { encoding: 'utf8' });
+  };
+  const failing = ['assert_equals(-0, 0)', 'assert_equals(0, -0)', 'assert_array_equals([-0], [0])',
+    'assert_equals of a string and a number', 'assert_not_equals(NaN, NaN)'];
+  const exact = { 'negative-zero.any.js': Object.fromEntries(failing.map((n) => [n, { status: 'FAIL', reason: 'wrong on purpose' }])) };
+
+  const same = run(exact);
+  assert.equal(same.status, 0, same.stdout);
+  assert.match(same.stdout, /WPT IndexedDB: 1 of 6 subtests pass/);
+
+  const regression = structuredClone(exact);
+  delete regression['negative-zero.any.js']['assert_equals(-0, 0)'];
+  const r = run(regression);
+  assert.equal(r.status, 1);
+  assert.match(r.stdout, /^REGRESSION negative-zero\.any\.js :: assert_equals\(-0, 0\): FAIL/m);
+
+  const fixed = structuredClone(exact);
+  fixed['negative-zero.any.js']['control: NaN equals NaN and -0 equals -0'] = { status: 'FAIL', reason: 'wrong on purpose' };
+  const f = run(fixed);
+  assert.equal(f.status, 1);
+  assert.match(f.stdout, /^FIXED negative-zero\.any\.js :: control: NaN equals NaN and -0 equals -0/m);
+
+  const noReason = structuredClone(exact);
+  noReason['negative-zero.any.js']['assert_equals(0, -0)'].reason = '';
+  const n = run(noReason);
+  assert.equal(n.status, 1);
+  assert.match(n.stdout, /^NO REASON negative-zero\.any\.js :: assert_equals\(0, -0\)/m);
+  fs.rmSync(dir, { recursive: true, force: true });
+});
+
+test('each variant runs its own subset of the subtests', async () => {
+  const first = await runOne(SELFTEST, { file: 'variants.any.js', variant: '?1-2' }, 2000);
+  const rest = await runOne(SELFTEST, { file: 'variants.any.js', variant: '?3-last' }, 2000);
+  assert.deepEqual(first.tests.map((t) => [t.name, t.status]), [['subtest 1 of ?1-2', 'PASS'], ['subtest 2 of ?1-2', 'PASS']]);
+  assert.deepEqual(rest.tests.map((t) => [t.name, t.status]), [['subtest 3 of ?3-last', 'PASS'], ['subtest 4 of ?3-last', 'PASS']]);
+});

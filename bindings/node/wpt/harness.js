@@ -12,12 +12,11 @@
 // leaving unfinished tests TIMEOUT; `assert_throws_dom` requires an instance of the global
 // DOMException of the expected name and legacy code.
 
-const STATUS = ['PASS', 'FAIL', 'TIMEOUT', 'NOTRUN', 'PRECONDITION_FAILED'];
+const STATUS = ['PASS', 'FAIL', 'TIMEOUT', 'NOTRUN'];
 const PASS = 0;
 const FAIL = 1;
 const TIMEOUT = 2;
 const NOTRUN = 3;
-const PRECONDITION_FAILED = 4;
 
 // A test's phases, in order.
 const INITIAL = 0;
@@ -28,10 +27,6 @@ const COMPLETE = 4;
 
 class AssertionError extends Error {
   get name() { return 'AssertionError'; }
-}
-
-class OptionalFeatureUnsupportedError extends AssertionError {
-  get name() { return 'OptionalFeatureUnsupportedError'; }
 }
 
 // ---- format_value ----
@@ -157,22 +152,6 @@ function assert_object_equals(actual, expected, description) {
   check(actual, expected, [actual]);
 }
 
-function assert_greater_than(actual, expected, description) {
-  assert(typeof actual === 'number' && actual > expected, 'assert_greater_than', description, 'expected a number greater than ${expected} but got ${actual}', { expected, actual });
-}
-
-function assert_less_than(actual, expected, description) {
-  assert(typeof actual === 'number' && actual < expected, 'assert_less_than', description, 'expected a number less than ${expected} but got ${actual}', { expected, actual });
-}
-
-function assert_greater_than_equal(actual, expected, description) {
-  assert(typeof actual === 'number' && actual >= expected, 'assert_greater_than_equal', description, 'expected a number greater than or equal to ${expected} but got ${actual}', { expected, actual });
-}
-
-function assert_less_than_equal(actual, expected, description) {
-  assert(typeof actual === 'number' && actual <= expected, 'assert_less_than_equal', description, 'expected a number less than or equal to ${expected} but got ${actual}', { expected, actual });
-}
-
 function assert_regexp_match(actual, expected, description) {
   assert(expected.test(actual), 'assert_regexp_match', description, 'expected ${expected} but got ${actual}', { expected, actual });
 }
@@ -185,10 +164,6 @@ function assert_class_string(object, className, description) {
 
 function assert_own_property(object, name, description) {
   assert(Object.prototype.hasOwnProperty.call(object, name), 'assert_own_property', description, 'expected property ${name} missing', { name });
-}
-
-function assert_not_own_property(object, name, description) {
-  assert(!Object.prototype.hasOwnProperty.call(object, name), 'assert_not_own_property', description, 'unexpected property ${name} is found on object', { name });
 }
 
 /** The property is on the prototype chain but not the object itself. */
@@ -290,14 +265,6 @@ function assert_throws_exactly(exception, func, description) {
   assert(false, 'assert_throws_exactly', description, '${func} did not throw', { func });
 }
 
-function assert_implements(condition, description) {
-  assert(!!condition, 'assert_implements', description, '', {});
-}
-
-function assert_implements_optional(condition, description) {
-  if (!condition) throw new OptionalFeatureUnsupportedError(description);
-}
-
 /** The promise rejection counterparts: `test` fails unless `promise` rejects as described. */
 function rejects(check) {
   return function (test, ...args) {
@@ -324,7 +291,6 @@ const promise_rejects_dom = function (test, type, ctorOrPromise, promiseOrDescri
     (e) => assert_throws_dom(type, constructor, () => { throw e; }, description),
   );
 };
-const promise_rejects_exactly = rejects(([exception], e, description) => assert_throws_exactly(exception, () => { throw e; }, description));
 
 // ---- tests ----
 
@@ -343,7 +309,6 @@ const harness = {
   completionCallbacks: [],
   timer: null,
   report: null,
-  currentTest: null,
   title: '',
   defaultNames: 0,
 };
@@ -363,17 +328,16 @@ function testName(func, name) {
   return harness.title + suffix;
 }
 
+/** A subtest. A name used before gets " (2)", " (3)" …, so results stay apart by name. */
 class Test {
-  constructor(name, properties) {
+  constructor(name) {
     let unique = String(name);
     for (let n = 2; harness.names.has(unique); n++) unique = `${name} (${n})`;
     harness.names.add(unique);
     this.name = unique;
-    this.properties = properties || {};
     this.phase = INITIAL;
     this.status = NOTRUN;
     this.message = null;
-    this.stack = null;
     this.cleanups = [];
     this.completeWaiters = [];
     this.isPromiseTest = false;
@@ -385,8 +349,6 @@ class Test {
     if (this.phase > STARTED) return undefined;
     if (arguments.length === 1) thisObj = this;
     this.phase = STARTED;
-    const previous = harness.currentTest;
-    harness.currentTest = this;
     try {
       return func.apply(thisObj, args);
     } catch (e) {
@@ -394,15 +356,12 @@ class Test {
       this.fail(e);
       this.done();
       return undefined;
-    } finally {
-      harness.currentTest = previous;
     }
   }
 
   fail(e, status) {
-    this.status = status === undefined ? (e instanceof OptionalFeatureUnsupportedError ? PRECONDITION_FAILED : FAIL) : status;
+    this.status = status === undefined ? FAIL : status;
     this.message = String(typeof e === 'object' && e !== null ? e.message : e);
-    this.stack = e && e.stack ? String(e.stack) : null;
     this.phase = HAS_RESULT;
   }
 
@@ -434,16 +393,6 @@ class Test {
 
   add_cleanup(func) {
     this.cleanups.push(func);
-  }
-
-  force_timeout() {
-    this.fail('Test timed out', TIMEOUT);
-    this.done();
-  }
-
-  set_status(status, message) {
-    this.status = status;
-    this.message = message;
   }
 
   /** The test is finished: it passes unless it already failed; its cleanups run. */
@@ -480,26 +429,25 @@ class Test {
   }
 }
 
-function test(func, name, properties) {
-  const t = new Test(testName(func, name), properties);
+function test(func, name) {
+  const t = new Test(testName(func, name));
   t.step(func, t, t);
   if (t.phase === STARTED) t.done();
   return t;
 }
 
-function async_test(func, name, properties) {
+function async_test(func, name) {
   if (typeof func !== 'function') {
-    properties = name;
     name = func;
     func = null;
   }
-  const t = new Test(testName(func, name), properties);
+  const t = new Test(testName(func, name));
   if (func) t.step(func, t, t);
   return t;
 }
 
-function promise_test(func, name, properties) {
-  const t = new Test(testName(func, name), properties);
+function promise_test(func, name) {
+  const t = new Test(testName(func, name));
   t.isPromiseTest = true;
   harness.promiseChain = harness.promiseChain.then(() => new Promise((resolve) => {
     if (harness.complete) {
@@ -558,9 +506,6 @@ function done() {
 function add_completion_callback(callback) {
   harness.completionCallbacks.push(callback);
 }
-
-function add_result_callback() {}
-function add_start_callback() {}
 
 /** EventWatcher: `wait_for(types)` resolves on those events in order; any other event fails the test. */
 function EventWatcher(test, watchedNode, eventTypes, timeoutPromise) {
@@ -678,14 +623,11 @@ function install(global, options) {
   process.on('unhandledRejection', onUncaught);
   const api = {
     test, async_test, promise_test, setup, done, step_timeout, EventWatcher,
-    add_completion_callback, add_result_callback, add_start_callback, format_value: formatValue,
+    add_completion_callback, format_value: formatValue,
     assert_true, assert_false, assert_equals, assert_not_equals, assert_in_array, assert_array_equals,
-    assert_object_equals, assert_greater_than, assert_less_than, assert_greater_than_equal,
-    assert_less_than_equal, assert_regexp_match, assert_class_string, assert_own_property,
-    assert_not_own_property, assert_inherits, assert_idl_attribute, assert_readonly, assert_unreached,
-    assert_throws_dom, assert_throws_js, assert_throws_exactly, assert_implements,
-    assert_implements_optional, promise_rejects_js, promise_rejects_dom, promise_rejects_exactly,
-    AssertionError, OptionalFeatureUnsupportedError,
+    assert_object_equals, assert_regexp_match, assert_class_string, assert_own_property,
+    assert_inherits, assert_idl_attribute, assert_readonly, assert_unreached, assert_throws_dom,
+    assert_throws_js, assert_throws_exactly, promise_rejects_js, promise_rejects_dom, AssertionError,
   };
   for (const [name, value] of Object.entries(api)) {
     Object.defineProperty(global, name, { value, writable: true, configurable: true, enumerable: false });

@@ -142,7 +142,7 @@ function compare(runs, results, expectations) {
     }
   }
   for (const key of Object.keys(expectations)) {
-    if (!runs.some((r) => r.key === key) && !runs.filterOnly) lines.push(`MISSING ${key} (in expectations.json, not run)`);
+    if (!runs.some((r) => r.key === key)) lines.push(`MISSING ${key} (in expectations.json, not run)`);
   }
   for (const [key, subtests] of Object.entries(expectations)) {
     for (const [name, e] of Object.entries(subtests)) {
@@ -172,7 +172,7 @@ async function main() {
   const args = parseArgs(process.argv.slice(2));
   const started = Date.now();
   const { runs, skipped } = plan(args.wptDir, args.filters);
-  runs.filterOnly = args.filters.length > 0;
+  const filtered = args.filters.length > 0;
   for (const [file, reason] of skipped) console.log(`SKIP ${file}: ${reason}`);
   const results = await runAll(args.wptDir, runs, args.jobs, (run, result) => {
     const o = Object.values(outcomes(result));
@@ -193,14 +193,14 @@ async function main() {
     fs.writeFileSync(args.results, `${JSON.stringify(all, null, 1)}\n`);
   }
   const expectations = fs.existsSync(args.expectations) ? JSON.parse(fs.readFileSync(args.expectations, 'utf8')) : {};
-  const scoped = runs.filterOnly
+  const scoped = filtered
     ? Object.fromEntries(Object.entries(expectations).filter(([k]) => runs.some((r) => r.key === k)))
     : expectations;
   const seconds = ((Date.now() - started) / 1000).toFixed(1);
   console.log(`WPT IndexedDB: ${pass} of ${total} subtests pass, in ${runs.length} runs of ${new Set(runs.map((r) => r.file)).size} files (${skipped.length} browser-only files skipped), ${seconds} s`);
   if (args.update) {
-    const merged = runs.filterOnly ? { ...expectations } : {};
-    if (runs.filterOnly) for (const r of runs) delete merged[r.key];
+    const merged = filtered ? { ...expectations } : {};
+    if (filtered) for (const r of runs) delete merged[r.key];
     Object.assign(merged, updated(runs, results, expectations));
     const sorted = Object.fromEntries(Object.keys(merged).sort().map((k) => [k, merged[k]]));
     fs.writeFileSync(args.expectations, `${JSON.stringify(sorted, null, 2)}\n`);
