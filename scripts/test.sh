@@ -38,3 +38,5 @@ for example in crates/indexa/examples/*.rs; do
     cargo run -q -p indexa --example "$(basename "$example" .rs)" >/dev/null
 done
 bash bindings/node/scripts/test.sh
+# The W3C web-platform-tests IndexedDB suite, when a copy is at hand (else one line says so).
+bash scripts/wpt.sh

@@ -471,7 +471,7 @@ function newTransaction(db, scope, mode, durability, id) {
   tx[internal] = {
     id, db, scope, mode, durability, state: 'active', error: null, pending: 0, requests: [],
     started: false, stores: new Map(), deactivation: false, oldVersion: 0, openRequest: null,
-    onFinish: null, schemaBefore: mode === 'versionchange' ? snapshotSchema(di.schema) : null,
+    commitSent: false, onFinish: null, schemaBefore: mode === 'versionchange' ? snapshotSchema(di.schema) : null,
     // Cursors holding rows read ahead or steps taken through them (see "read ahead" below),
     // and the cursor step served from such rows whose success event has yet to fire.
     readAhead: new Set(), servedStep: null,
@@ -553,14 +553,33 @@ function activate(tx) {
   }
 }
 
+/**
+ * Auto-commit of an inactive transaction with no request pending; and the engine commit of
+ * a committing one once its last request's event has been dispatched.
+ */
 function maybeCommit(tx) {
   const ti = tx[internal];
-  if (ti.state === 'inactive' && ti.pending === 0) commitTransaction(tx);
+  if (ti.pending !== 0) return;
+  if (ti.state === 'inactive') commitTransaction(tx);
+  else if (ti.state === 'committing') commitInEngine(tx);
 }
 
+/**
+ * "Commit a transaction" (IndexedDB 3.0 §5.4): the transaction stops taking requests at once,
+ * but the engine commits only when every request is processed and its event dispatched, since
+ * a request error not prevented, or an exception in an event handler, still aborts it.
+ */
 function commitTransaction(tx) {
   const ti = tx[internal];
   ti.state = 'committing';
+  maybeCommit(tx);
+}
+
+/** Sends the commit to the engine; `complete` fires when it is durable, `abort` when it failed. */
+function commitInEngine(tx) {
+  const ti = tx[internal];
+  if (ti.commitSent) return;
+  ti.commitSent = true;
   ti.db[internal].conn.submit('commit', [ti.id], (err, message) => {
     runServedStep(ti);
     if (ti.state === 'finished') return;
@@ -661,7 +680,8 @@ function settle(tx, r, convert, err, result) {
     ri.result = convert ? convert(result) : result;
     ri.error = undefined;
     const { threw } = dispatch(new IDBEvent('success'), [r]);
-    if (threw && ti.state !== 'finished') {
+    // After commit() the state is committing, not active: an exception no longer aborts.
+    if (threw && !wasCommitting && ti.state !== 'finished') {
       abortTransaction(tx, new DOMException('a success handler threw', 'AbortError'));
       return;
     }
@@ -669,12 +689,17 @@ function settle(tx, r, convert, err, result) {
     ri.result = undefined;
     ri.error = named(err, result);
     const { canceled, threw } = dispatch(new IDBEvent('error', { bubbles: true, cancelable: true }), [r, tx, ti.db]);
-    if (ti.state !== 'finished' && (threw || !canceled)) {
-      abortTransaction(tx, threw ? new DOMException('an error handler threw', 'AbortError') : ri.error);
+    // An error not prevented aborts even a committing transaction (its commit waits for
+    // this event); an exception in a handler aborts only an active one, as for success.
+    const handlerAborts = threw && !wasCommitting;
+    if (ti.state !== 'finished' && (handlerAborts || !canceled)) {
+      abortTransaction(tx, handlerAborts ? new DOMException('an error handler threw', 'AbortError') : ri.error);
       return;
     }
   }
-  if (!wasCommitting && ti.state !== 'finished') activate(tx);
+  if (ti.state === 'finished') return;
+  if (wasCommitting) maybeCommit(tx);
+  else activate(tx);
 }
 
 // ---- IDBObjectStore ----
@@ -954,8 +979,12 @@ function dropReadAhead(tx) {
     const ci = cursor[internal];
     if (ci.ahead.at < ci.ahead.rows.length) ci.nextBatch = 1;
     if (ci.skipped > 0) {
+      ti.pending++;
       ti.db[internal].conn.submit('cursorSync', [ci.id, ci.skipped], (err, message) => {
-        if (err !== null && ti.state !== 'finished') abortTransaction(tx, named(err, message));
+        ti.pending--;
+        if (ti.state === 'finished') return;
+        if (err !== null) abortTransaction(tx, named(err, message));
+        else maybeCommit(tx);
       });
     }
     ci.ahead = null;
