@@ -7,6 +7,7 @@ use std::process::ExitCode;
 use clap::{Parser, Subcommand};
 use indexa_cli::admin::{self, DropArgs, InfoArgs, ListArgs};
 use indexa_cli::batch::{self, BatchArgs, Outcome};
+use indexa_cli::dump::{self, DumpArgs, RestoreArgs};
 use indexa_cli::error::{CmdResult, Failure};
 use indexa_cli::import::{self, ImportArgs};
 use indexa_cli::open::DataDir;
@@ -104,6 +105,16 @@ Examples:
     Export(StoreArgs),
     /// Delete a database.
     Drop(DropArgs),
+    /// Print a whole database as NDJSON (see docs/dump-format.md): schema, key generators
+    /// and every record, from one consistent snapshot.
+    #[command(after_help = "\
+Examples:
+  indexa dump geo > geo.dump
+  indexa restore geo-copy geo.dump")]
+    Dump(DumpArgs),
+    /// Create a database from a dump, all or nothing; an existing one is replaced only with
+    /// --replace.
+    Restore(RestoreArgs),
     /// Run NDJSON operations from stdin in one transaction (see docs/batch-protocol.md).
     ///
     /// One JSON object per input line, e.g. {"op":"put","store":"s","value":1,"key":"a"};
@@ -146,6 +157,8 @@ fn run(cli: &Cli) -> CmdResult {
         Command::List(a) => admin::list(&dir, a, &mut out)?,
         Command::Export(a) => admin::export(&dir, a, &mut out)?,
         Command::Drop(a) => admin::drop_database(&dir, a)?,
+        Command::Dump(a) => dump::dump(&dir, a, &mut out)?,
+        Command::Restore(a) => dump::restore(&dir, a)?,
         Command::Shard(a) => {
             drop(out);
             return Err(Failure::Exit(indexa_shard::run_cli(a.clone())));
