@@ -454,13 +454,15 @@ pub fn restore(dir: &DataDir, a: &RestoreArgs) -> CmdResult {
             Some((_, Ok(t))) if t.trim().is_empty() => continue,
             Some((n, Ok(t))) => match parse_line(t.trim_start_matches('\u{feff}')) {
                 Ok(Line::Header { version }) => break version,
-                Ok(_) => return Err(CliError::new(
-                    "DataError",
-                    format!(
+                Ok(_) => {
+                    return Err(CliError::new(
+                        "DataError",
+                        format!(
                         "dump line {n}: the first line must be the header {{\"indexaDump\":1,…}}"
                     ),
-                )
-                .into()),
+                    )
+                    .into())
+                }
                 Err(e) => {
                     return Err(CliError::new("DataError", format!("dump line {n}: {e}")).into())
                 }

@@ -14,3 +14,4 @@ pub mod keys;
 pub mod open;
 pub mod output;
 pub mod query;
+pub mod schema;

@@ -13,6 +13,10 @@ use indexa_cli::import::{self, ImportArgs};
 use indexa_cli::open::DataDir;
 use indexa_cli::output::Lines;
 use indexa_cli::query::{self, DeleteArgs, GetArgs, QueryArgs, StoreArgs, WriteArgs};
+use indexa_cli::schema::{
+    self, CreateIndexArgs, CreateStoreArgs, DeleteIndexArgs, DeleteStoreArgs, RenameIndexArgs,
+    RenameStoreArgs, SchemaArgs,
+};
 
 /// Indexa: an embeddable database with IndexedDB's data model, durable on SQLite.
 ///
@@ -112,6 +116,31 @@ Examples:
   indexa dump geo > geo.dump
   indexa restore geo-copy geo.dump")]
     Dump(DumpArgs),
+    /// Print a database's schema as the create-store and create-index commands that would
+    /// recreate it (after a comment line with the version).
+    Schema(SchemaArgs),
+    /// Create an object store (one upgrade to version + 1; creates the database if missing).
+    #[command(after_help = "\
+Examples:
+  indexa create-store geo cities --key-path id --auto-increment
+  indexa create-store blobs blobs")]
+    CreateStore(CreateStoreArgs),
+    /// Delete an object store with its records and indexes (one upgrade to version + 1).
+    DeleteStore(DeleteStoreArgs),
+    /// Rename an object store (one upgrade to version + 1).
+    RenameStore(RenameStoreArgs),
+    /// Create an index and fill it from the records (one upgrade to version + 1); a unique
+    /// index over duplicate keys fails with ConstraintError and changes nothing.
+    #[command(after_help = "\
+Examples:
+  indexa create-index geo cities by_country country
+  indexa create-index world countries borders borders --multi-entry
+  indexa create-index geo cities country_name country,name --unique")]
+    CreateIndex(CreateIndexArgs),
+    /// Delete an index (one upgrade to version + 1).
+    DeleteIndex(DeleteIndexArgs),
+    /// Rename an index (one upgrade to version + 1).
+    RenameIndex(RenameIndexArgs),
     /// Create a database from a dump, all or nothing; an existing one is replaced only with
     /// --replace.
     Restore(RestoreArgs),
@@ -159,6 +188,13 @@ fn run(cli: &Cli) -> CmdResult {
         Command::Drop(a) => admin::drop_database(&dir, a)?,
         Command::Dump(a) => dump::dump(&dir, a, &mut out)?,
         Command::Restore(a) => dump::restore(&dir, a)?,
+        Command::Schema(a) => schema::schema(&dir, a, &mut out)?,
+        Command::CreateStore(a) => schema::create_store(&dir, a)?,
+        Command::DeleteStore(a) => schema::delete_store(&dir, a)?,
+        Command::RenameStore(a) => schema::rename_store(&dir, a)?,
+        Command::CreateIndex(a) => schema::create_index(&dir, a)?,
+        Command::DeleteIndex(a) => schema::delete_index(&dir, a)?,
+        Command::RenameIndex(a) => schema::rename_index(&dir, a)?,
         Command::Shard(a) => {
             drop(out);
             return Err(Failure::Exit(indexa_shard::run_cli(a.clone())));
