@@ -7,6 +7,7 @@
 
 pub mod admin;
 pub mod batch;
+pub mod check;
 pub mod dump;
 pub mod error;
 pub mod import;

@@ -7,6 +7,7 @@ use std::process::ExitCode;
 use clap::{Parser, Subcommand};
 use indexa_cli::admin::{self, DropArgs, InfoArgs, ListArgs};
 use indexa_cli::batch::{self, BatchArgs, Outcome};
+use indexa_cli::check::{self, CheckArgs};
 use indexa_cli::dump::{self, DumpArgs, RestoreArgs};
 use indexa_cli::error::{CmdResult, Failure};
 use indexa_cli::import::{self, ImportArgs};
@@ -116,6 +117,11 @@ Examples:
   indexa dump geo > geo.dump
   indexa restore geo-copy geo.dump")]
     Dump(DumpArgs),
+    /// Check a database: SQLite's integrity check, every index entry against its record,
+    /// key generators above their stores' numeric keys, every key and value decoding and
+    /// encoding back to the same bytes. Exit 0 when healthy; else 1 with one NDJSON line per
+    /// problem (see docs/check.md).
+    Check(CheckArgs),
     /// Print a database's schema as the create-store and create-index commands that would
     /// recreate it (after a comment line with the version).
     Schema(SchemaArgs),
@@ -188,6 +194,7 @@ fn run(cli: &Cli) -> CmdResult {
         Command::Drop(a) => admin::drop_database(&dir, a)?,
         Command::Dump(a) => dump::dump(&dir, a, &mut out)?,
         Command::Restore(a) => dump::restore(&dir, a)?,
+        Command::Check(a) => check::check(&dir, a, &mut out)?,
         Command::Schema(a) => schema::schema(&dir, a, &mut out)?,
         Command::CreateStore(a) => schema::create_store(&dir, a)?,
         Command::DeleteStore(a) => schema::delete_store(&dir, a)?,
