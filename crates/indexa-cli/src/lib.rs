@@ -12,6 +12,7 @@ pub mod dump;
 pub mod error;
 pub mod import;
 pub mod keys;
+pub mod maintenance;
 pub mod open;
 pub mod output;
 pub mod query;

@@ -11,6 +11,7 @@ use indexa_cli::check::{self, CheckArgs};
 use indexa_cli::dump::{self, DumpArgs, RestoreArgs};
 use indexa_cli::error::{CmdResult, Failure};
 use indexa_cli::import::{self, ImportArgs};
+use indexa_cli::maintenance::{self, BackupArgs, VacuumArgs};
 use indexa_cli::open::DataDir;
 use indexa_cli::output::Lines;
 use indexa_cli::query::{self, DeleteArgs, GetArgs, QueryArgs, StoreArgs, WriteArgs};
@@ -122,6 +123,15 @@ Examples:
     /// encoding back to the same bytes. Exit 0 when healthy; else 1 with one NDJSON line per
     /// problem (see docs/check.md).
     Check(CheckArgs),
+    /// Copy a live database into another data directory with SQLite's online backup (one
+    /// consistent snapshot while writers run); `indexa --data-dir DIR` opens the copy.
+    #[command(after_help = "\
+Examples:
+  indexa backup geo /backups/2026-11-30
+  indexa --data-dir /backups/2026-11-30 check geo")]
+    Backup(BackupArgs),
+    /// Rewrite a database's file without its free pages (SQLite's VACUUM).
+    Vacuum(VacuumArgs),
     /// Print a database's schema as the create-store and create-index commands that would
     /// recreate it (after a comment line with the version).
     Schema(SchemaArgs),
@@ -195,6 +205,8 @@ fn run(cli: &Cli) -> CmdResult {
         Command::Dump(a) => dump::dump(&dir, a, &mut out)?,
         Command::Restore(a) => dump::restore(&dir, a)?,
         Command::Check(a) => check::check(&dir, a, &mut out)?,
+        Command::Backup(a) => maintenance::backup(&dir, a)?,
+        Command::Vacuum(a) => maintenance::vacuum(&dir, a)?,
         Command::Schema(a) => schema::schema(&dir, a, &mut out)?,
         Command::CreateStore(a) => schema::create_store(&dir, a)?,
         Command::DeleteStore(a) => schema::delete_store(&dir, a)?,
