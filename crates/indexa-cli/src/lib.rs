@@ -17,3 +17,4 @@ pub mod open;
 pub mod output;
 pub mod query;
 pub mod schema;
+pub mod table;

@@ -485,9 +485,19 @@ fn import_formats() {
         "{}",
         run.stderr
     );
+    // The file is read as it is imported, so the first error in file order is reported.
     let bad = env.file("bad.json", "[{\"a\":1},]");
     assert_eq!(
-        error_of(&env, &["import", "db", "x", bad.to_str().unwrap()]),
+        error_of(
+            &env,
+            &[
+                "import",
+                "db",
+                "x",
+                bad.to_str().unwrap(),
+                "--auto-increment"
+            ]
+        ),
         format!(
             "indexa: SyntaxError: {}: expected a value at byte 9\n",
             bad.display()
