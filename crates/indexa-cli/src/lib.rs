@@ -17,4 +17,5 @@ pub mod open;
 pub mod output;
 pub mod query;
 pub mod schema;
+pub mod shell;
 pub mod table;

@@ -19,6 +19,7 @@ use indexa_cli::schema::{
     self, CreateIndexArgs, CreateStoreArgs, DeleteIndexArgs, DeleteStoreArgs, RenameIndexArgs,
     RenameStoreArgs, SchemaArgs,
 };
+use indexa_cli::shell::{self, ShellArgs};
 
 /// Indexa: an embeddable database with IndexedDB's data model, durable on SQLite.
 ///
@@ -132,6 +133,14 @@ Examples:
     Backup(BackupArgs),
     /// Rewrite a database's file without its free pages (SQLite's VACUUM).
     Vacuum(VacuumArgs),
+    /// An interactive prompt: batch-protocol operations, each in its own transaction unless
+    /// between .begin and .commit, and dot commands (.schema, .stores, .count STORE, .help).
+    /// Without a terminal it reads lines from stdin and prints results without prompts.
+    #[command(after_help = "\
+Examples:
+  indexa shell geo
+  printf '%s\\n' '.count cities' '{\"op\":\"get\",\"store\":\"cities\",\"query\":1}' | indexa shell geo")]
+    Shell(ShellArgs),
     /// Print a database's schema as the create-store and create-index commands that would
     /// recreate it (after a comment line with the version).
     Schema(SchemaArgs),
@@ -207,6 +216,11 @@ fn run(cli: &Cli) -> CmdResult {
         Command::Check(a) => check::check(&dir, a, &mut out)?,
         Command::Backup(a) => maintenance::backup(&dir, a)?,
         Command::Vacuum(a) => maintenance::vacuum(&dir, a)?,
+        Command::Shell(a) => {
+            drop(out);
+            shell::shell(&dir, a)?;
+            return Ok(());
+        }
         Command::Schema(a) => schema::schema(&dir, a, &mut out)?,
         Command::CreateStore(a) => schema::create_store(&dir, a)?,
         Command::DeleteStore(a) => schema::delete_store(&dir, a)?,
