@@ -6,7 +6,7 @@ use std::path::{Path, PathBuf};
 
 use clap::Args;
 use indexa::Factory;
-use rusqlite::backup::Backup;
+use rusqlite::backup::{Backup, StepResult};
 use rusqlite::Connection;
 
 use crate::error::{CliError, CmdResult};
@@ -96,7 +96,24 @@ pub fn backup(dir: &DataDir, a: &BackupArgs) -> CmdResult {
         let src = open(&source)?;
         let mut dst = open(scratch.path())?;
         let copy = Backup::new(&src, &mut dst).map_err(sql("backup failed"))?;
-        copy.step(-1).map_err(sql("backup failed"))?;
+        // All pages in one step; a busy or locked source copies nothing, so try again.
+        let mut waited = 0;
+        loop {
+            match copy.step(-1).map_err(sql("backup failed"))? {
+                StepResult::Done => break,
+                _ if waited < 30_000 => {
+                    std::thread::sleep(std::time::Duration::from_millis(50));
+                    waited += 50;
+                }
+                _ => {
+                    return Err(CliError::new(
+                        "UnknownError",
+                        "backup failed: the database stayed locked for 30 s",
+                    )
+                    .into())
+                }
+            }
+        }
     }
     if a.replace {
         target_dir.delete_database(&a.db)?;
