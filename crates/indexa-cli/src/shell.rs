@@ -270,10 +270,7 @@ pub fn shell(dir: &DataDir, a: &ShellArgs) -> CmdResult {
     if let Source::Editor(..) = source {
         println!("indexa shell on {:?}: .help for help, .quit to leave", a.db);
     }
-    loop {
-        let Some(line) = source.line("indexa> ").map_err(io_error)? else {
-            break;
-        };
+    while let Some(line) = source.line("indexa> ").map_err(io_error)? {
         let trimmed = line.trim();
         if trimmed.is_empty() {
             continue;
