@@ -268,8 +268,31 @@ fn help_describes_every_command() {
     let env = Env::new();
     let help = stdout_of(&env, &["--help"]);
     for command in [
-        "import", "get", "query", "put", "add", "delete", "clear", "info", "list", "export",
-        "drop", "batch",
+        "import",
+        "get",
+        "query",
+        "put",
+        "add",
+        "delete",
+        "clear",
+        "info",
+        "list",
+        "export",
+        "drop",
+        "batch",
+        "dump",
+        "restore",
+        "schema",
+        "create-store",
+        "delete-store",
+        "rename-store",
+        "create-index",
+        "delete-index",
+        "rename-index",
+        "check",
+        "backup",
+        "vacuum",
+        "shell",
     ] {
         assert!(
             help.contains(&format!("\n  {command} ")),
