@@ -439,8 +439,14 @@ pub fn restore(dir: &DataDir, a: &RestoreArgs) -> CmdResult {
     let input: Box<dyn BufRead> = if a.file.as_os_str() == "-" {
         Box::new(io::stdin().lock())
     } else {
-        let file = fs::File::open(&a.file)
-            .map_err(|e| CliError::new("NotFoundError", format!("cannot open {shown}: {e}")))?;
+        let file = fs::File::open(&a.file).map_err(|e| {
+            let name = if e.kind() == io::ErrorKind::NotFound {
+                "NotFoundError"
+            } else {
+                "UnknownError"
+            };
+            CliError::new(name, format!("cannot open {shown}: {e}"))
+        })?;
         Box::new(BufReader::with_capacity(1 << 16, file))
     };
     let mut lines = input.lines().enumerate().map(|(i, l)| (i + 1, l));
