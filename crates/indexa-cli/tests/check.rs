@@ -199,3 +199,19 @@ fn a_missing_database_is_not_found() {
         run.stderr
     );
 }
+
+#[test]
+fn an_exhausted_generator_above_the_largest_key_is_healthy() {
+    let env = Env::new();
+    let (_, code) = env.batch(
+        "db",
+        &["--version", "1"],
+        &script(&[
+            r#"{"op":"createObjectStore","name":"x","autoIncrement":true}"#,
+            r#"{"op":"put","store":"x","value":1,"key":9007199254740992}"#,
+        ]),
+    );
+    assert_eq!(code, 0);
+    let run = env.run(&["check", "db"]);
+    assert_eq!((run.code, run.stdout.as_str()), (0, ""), "{run:?}");
+}
