@@ -477,3 +477,43 @@ fn a_dump_taken_while_a_writer_runs_holds_whole_transactions() {
         )
     );
 }
+
+#[test]
+fn compound_and_empty_key_paths_and_an_exhausted_generator_round_trip() {
+    let env = Env::new();
+    let (_, code) = env.batch(
+        "db",
+        &["--version", "1"],
+        &script(&[
+            r#"{"op":"createObjectStore","name":"c","keyPath":["a","b"]}"#,
+            r#"{"op":"createObjectStore","name":"e","keyPath":""}"#,
+            r#"{"op":"createObjectStore","name":"x","autoIncrement":true}"#,
+            r#"{"op":"put","store":"x","value":1,"key":9007199254740992}"#,
+            r#"{"op":"createIndex","store":"c","name":"one","keyPath":["a"]}"#,
+            r#"{"op":"put","store":"c","value":{"a":1,"b":"z"}}"#,
+            r#"{"op":"put","store":"e","value":"str"}"#,
+        ]),
+    );
+    assert_eq!(code, 0);
+    let text = ok(&env, &["dump", "db"]);
+    assert_eq!(
+        text,
+        "{\"indexaDump\":1,\"name\":\"db\",\"version\":1}\n\
+         {\"store\":\"c\",\"keyPath\":[\"a\",\"b\"],\"autoIncrement\":false}\n\
+         {\"index\":\"one\",\"keyPath\":[\"a\"],\"unique\":false,\"multiEntry\":false}\n\
+         {\"key\":[1,\"z\"],\"value\":{\"a\":1,\"b\":\"z\"}}\n\
+         {\"store\":\"e\",\"keyPath\":\"\",\"autoIncrement\":false}\n\
+         {\"key\":\"str\",\"value\":\"str\"}\n\
+         {\"store\":\"x\",\"keyPath\":null,\"autoIncrement\":true,\"keyGeneratorExhausted\":true}\n\
+         {\"key\":9007199254740992,\"value\":1}\n\
+         {\"end\":{\"stores\":3,\"indexes\":1,\"records\":3}}\n"
+    );
+    let file = env.file("db.dump", &text);
+    ok(&env, &["restore", "copy", file.to_str().unwrap()]);
+    assert_eq!(
+        ok(&env, &["dump", "copy"]),
+        text.replace("\"name\":\"db\"", "\"name\":\"copy\"")
+    );
+    let run = env.run(&["add", "copy", "x", "5"]);
+    assert_eq!(run.stderr, "indexa: ConstraintError: the key generator is exhausted (its current number is above 2^53)\n");
+}
