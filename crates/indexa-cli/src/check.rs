@@ -11,7 +11,6 @@
 //! - each key generator's current number is above every numeric key of its store
 //!   (<https://www.w3.org/TR/IndexedDB-3/#possibly-update-the-key-generator>).
 
-use std::collections::BTreeSet;
 use std::io::{self, Write};
 
 use clap::Args;
@@ -19,7 +18,7 @@ use indexa::{
     decode_key, decode_value, encode_key, encode_value, extract_key_from_value_using_key_path, Key,
     KeyPath, KeyPathExtraction, Value, MAX_GENERATED_KEY,
 };
-use rusqlite::{params, Connection, OpenFlags};
+use rusqlite::{params, Connection, OpenFlags, OptionalExtension};
 
 use crate::error::{CliError, CmdResult, Failure};
 use crate::open::DataDir;
@@ -52,8 +51,6 @@ struct IndexRow {
     name: String,
     key_path: KeyPath,
     multi_entry: bool,
-    /// The entries the records call for: (index key, primary key), encoded.
-    expected: BTreeSet<(Vec<u8>, Vec<u8>)>,
 }
 
 fn stored_key_path(text: &str, is_array: bool) -> Result<KeyPath, CliError> {
@@ -216,10 +213,12 @@ fn check_store<W: Write>(
                 name: r.get(1).map_err(sql)?,
                 key_path: stored_key_path(&text, r.get(3).map_err(sql)?)?,
                 multi_entry: r.get(4).map_err(sql)?,
-                expected: BTreeSet::new(),
             });
         }
     }
+    let mut has_entry = conn
+        .prepare("SELECT 1 FROM index_entry WHERE index_id = ?1 AND key = ?2 AND primary_key = ?3")
+        .map_err(sql)?;
     let mut stmt = conn
         .prepare("SELECT key, value FROM record WHERE object_store_id = ?1 ORDER BY key")
         .map_err(sql)?;
@@ -274,9 +273,20 @@ fn check_store<W: Write>(
         if encode_value(&value) != value_bytes {
             report.problem(problem("nonCanonicalValue", &store.name).key("key", &key))?;
         }
-        for ix in &mut indexes {
+        for ix in &indexes {
             for entry in index_entries(&value, &ix.key_path, ix.multi_entry) {
-                ix.expected.insert((entry, key_bytes.clone()));
+                let found = has_entry
+                    .exists(params![ix.id, entry, key_bytes])
+                    .map_err(sql)?;
+                if !found {
+                    report.problem(entry_line(
+                        "missingIndexEntry",
+                        store,
+                        ix,
+                        &entry,
+                        &key_bytes,
+                    ))?;
+                }
             }
         }
     }
@@ -298,7 +308,20 @@ fn check_store<W: Write>(
     Ok(count)
 }
 
-/// Walks an index's entries beside the expected ones (both in byte order).
+/// A problem line about one index entry; keys that do not decode are shown as bytes.
+fn entry_line(kind: &str, store: &StoreRow, ix: &IndexRow, key: &[u8], pk: &[u8]) -> JsonObject {
+    let text =
+        |b: &[u8]| decode_key(b).map_or_else(|_| Value::Binary(b.to_vec()), |k| Value::from(&k));
+    problem(kind, &store.name)
+        .value("index", &Value::string(&ix.name))
+        .value("key", &text(key))
+        .value("primaryKey", &text(pk))
+}
+
+/// Checks every entry of an index against its record: the record must exist
+/// (else the entry dangles) and yield the entry's key (else it is extra). Entries the records
+/// yield but the index lacks were reported during the record scan. Memory stays bounded: one
+/// entry and one record at a time.
 fn check_index<W: Write>(
     conn: &Connection,
     store: &StoreRow,
@@ -308,49 +331,36 @@ fn check_index<W: Write>(
     let mut stmt = conn
         .prepare("SELECT key, primary_key FROM index_entry WHERE index_id = ?1 ORDER BY key, primary_key")
         .map_err(sql)?;
-    let mut exists = conn
-        .prepare("SELECT 1 FROM record WHERE object_store_id = ?1 AND key = ?2")
+    let mut record = conn
+        .prepare("SELECT value FROM record WHERE object_store_id = ?1 AND key = ?2")
         .map_err(sql)?;
     let mut rows = stmt.query(params![ix.id]).map_err(sql)?;
-    let mut expected = ix.expected.iter().peekable();
-    let entry_line = |kind: &str, key: &[u8], pk: &[u8]| -> JsonObject {
-        let text = |b: &[u8]| {
-            decode_key(b).map_or_else(|_| Value::Binary(b.to_vec()), |k| Value::from(&k))
-        };
-        problem(kind, &store.name)
-            .value("index", &Value::string(&ix.name))
-            .value("key", &text(key))
-            .value("primaryKey", &text(pk))
-    };
-    loop {
-        let actual: Option<(Vec<u8>, Vec<u8>)> = match rows.next().map_err(sql)? {
-            Some(r) => Some((r.get(0).map_err(sql)?, r.get(1).map_err(sql)?)),
-            None => None,
-        };
-        // Expected entries sorting before this actual one are missing.
-        while let Some(e) = expected.next_if(|e| actual.as_ref().map_or(true, |a| *e < a)) {
-            report.problem(entry_line("missingIndexEntry", &e.0, &e.1))?;
-        }
-        let Some(actual) = actual else { break };
-        if expected.next_if(|e| **e == actual).is_some() {
-            continue;
-        }
-        if let Err(e) = decode_key(&actual.0) {
+    while let Some(r) = rows.next().map_err(sql)? {
+        let (key, pk): (Vec<u8>, Vec<u8>) = (r.get(0).map_err(sql)?, r.get(1).map_err(sql)?);
+        if let Err(e) = decode_key(&key) {
             report.problem(
                 problem("undecodableIndexKey", &store.name)
                     .value("index", &Value::string(&ix.name))
-                    .value("bytes", &Value::Binary(actual.0.clone()))
+                    .value("bytes", &Value::Binary(key))
                     .value("message", &Value::string(e.message())),
             )?;
             continue;
         }
-        let has_record = exists.exists(params![store.id, actual.1]).map_err(sql)?;
-        let kind = if has_record {
-            "extraIndexEntry"
-        } else {
-            "danglingIndexEntry"
+        let value: Option<Vec<u8>> = record
+            .query_row(params![store.id, pk], |r| r.get(0))
+            .optional()
+            .map_err(sql)?;
+        let Some(value) = value else {
+            report.problem(entry_line("danglingIndexEntry", store, ix, &key, &pk))?;
+            continue;
         };
-        report.problem(entry_line(kind, &actual.0, &actual.1))?;
+        // An undecodable value was reported with its record.
+        let Ok(value) = decode_value(&value) else {
+            continue;
+        };
+        if !index_entries(&value, &ix.key_path, ix.multi_entry).contains(&key) {
+            report.problem(entry_line("extraIndexEntry", store, ix, &key, &pk))?;
+        }
     }
     Ok(())
 }
