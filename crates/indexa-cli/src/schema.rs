@@ -253,13 +253,28 @@ pub fn rename_store(dir: &DataDir, a: &RenameStoreArgs) -> CmdResult {
 /// `NotFoundError` for a missing database or store; `ConstraintError` if the index exists or
 /// (`--unique`) records share an index key; `InvalidAccessError` for `--multi-entry` with a
 /// compound key path; `SyntaxError` for a bad key path.
+///
+/// Warns (stderr) when the store has records but the key path matched none of them.
 pub fn create_index(dir: &DataDir, a: &CreateIndexArgs) -> CmdResult {
     let key_path = key_path_arg(&a.key_path)?;
+    let mut matched_nothing = false;
     upgrade(dir, &a.db, false, |tx| {
-        tx.object_store(&a.store)?
-            .create_index(&a.index, key_path, a.unique, a.multi_entry)?;
+        let store = tx.object_store(&a.store)?;
+        let index = store.create_index(&a.index, key_path, a.unique, a.multi_entry)?;
+        matched_nothing = index.count(None)? == 0 && store.count(None)? > 0;
         Ok(())
-    })
+    })?;
+    if matched_nothing {
+        let _ = writeln!(
+            std::io::stderr().lock(),
+            "indexa: warning: index {:?} (key path {}) matched no record of {}/{}",
+            a.index,
+            a.key_path,
+            a.db,
+            a.store
+        );
+    }
+    Ok(())
 }
 
 /// Runs `indexa delete-index`.

@@ -205,3 +205,19 @@ fn bad_input_gets_spec_errors_and_changes_nothing() {
     );
     assert_eq!(ok(&env, &["list"]), "db\t2\n");
 }
+
+#[test]
+fn an_index_that_matches_no_record_is_warned_about() {
+    let env = Env::new();
+    ok(&env, &["create-store", "db", "s", "--key-path", "id"]);
+    // No records yet: nothing to warn about.
+    assert_eq!(ok(&env, &["create-index", "db", "s", "early", "nme"]), "");
+    ok(&env, &["put", "db", "s", r#"{"id":1,"name":"Ada"}"#]);
+    let run = env.run(&["create-index", "db", "s", "typo", "nmae"]);
+    assert_eq!((run.code, run.stdout.as_str()), (0, ""));
+    assert_eq!(
+        run.stderr,
+        "indexa: warning: index \"typo\" (key path nmae) matched no record of db/s\n"
+    );
+    assert_eq!(ok(&env, &["create-index", "db", "s", "name", "name"]), "");
+}
