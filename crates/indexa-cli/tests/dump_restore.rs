@@ -517,3 +517,14 @@ fn compound_and_empty_key_paths_and_an_exhausted_generator_round_trip() {
     let run = env.run(&["add", "copy", "x", "5"]);
     assert_eq!(run.stderr, "indexa: ConstraintError: the key generator is exhausted (its current number is above 2^53)\n");
 }
+
+#[test]
+fn restore_reads_standard_input() {
+    let env = Env::new();
+    let run = env.run_with_input(&["restore", "piped", "-"], SMALL_DUMP);
+    assert_eq!((run.code, run.stderr.as_str()), (0, ""));
+    assert_eq!(
+        ok(&env, &["dump", "piped"]),
+        SMALL_DUMP.replace("\"name\":\"db\"", "\"name\":\"piped\"")
+    );
+}
