@@ -240,7 +240,8 @@ fn dump_of_a_missing_database_is_not_found() {
 
 #[derive(Debug, Clone)]
 struct StoreSpec {
-    in_line: bool,
+    /// 0: out-of-line keys; 1: key path `id`; 2: the empty key path (the value is the key).
+    key_kind: u8,
     auto_increment: bool,
     indexes: Vec<(String, bool, bool)>,
     records: Vec<(u8, Value)>,
@@ -274,7 +275,7 @@ fn value_strategy() -> impl Strategy<Value = Value> {
 
 fn store_strategy() -> impl Strategy<Value = StoreSpec> {
     (
-        any::<bool>(),
+        0u8..3,
         any::<bool>(),
         proptest::collection::vec(
             (
@@ -288,9 +289,10 @@ fn store_strategy() -> impl Strategy<Value = StoreSpec> {
         proptest::collection::vec(0u8..20, 0..4),
     )
         .prop_map(
-            |(in_line, auto_increment, indexes, records, deletes)| StoreSpec {
-                in_line,
-                auto_increment,
+            |(key_kind, auto_increment, indexes, records, deletes)| StoreSpec {
+                key_kind,
+                // A key generator needs a non-empty key path or none.
+                auto_increment: auto_increment && key_kind != 2,
                 indexes: indexes
                     .into_iter()
                     .map(|(p, u, m)| (p.to_owned(), u, m))
@@ -306,7 +308,11 @@ fn build(factory: &Factory, stores: &[StoreSpec]) {
     let db = factory
         .open("p", Some(2), |tx, _, _| {
             for (i, spec) in stores.iter().enumerate() {
-                let kp = spec.in_line.then(|| KeyPath::parse("id").unwrap());
+                let kp = match spec.key_kind {
+                    0 => None,
+                    1 => Some(KeyPath::parse("id")?),
+                    _ => Some(KeyPath::parse("")?),
+                };
                 let s = tx.create_object_store(&format!("s{i}"), kp, spec.auto_increment)?;
                 for (j, (path, unique, multi)) in spec.indexes.iter().enumerate() {
                     s.create_index(&format!("i{j}"), KeyPath::parse(path)?, *unique, *multi)?;
@@ -324,8 +330,10 @@ fn build(factory: &Factory, stores: &[StoreSpec]) {
             let s = tx.object_store(&name).unwrap();
             let key = Key::Number(f64::from(*k));
             let explicit = !spec.auto_increment || k % 2 == 0;
-            let result = match (spec.in_line, explicit) {
-                (true, true) => s.put(
+            let result = match (spec.key_kind, explicit) {
+                (2, _) if k % 2 == 0 => s.put(Value::Number(f64::from(*k)), None),
+                (2, _) => s.put(Value::string(&format!("k{k}")), None),
+                (1, true) => s.put(
                     indexa_cli::output::object(vec![
                         ("id", Value::Number(f64::from(*k))),
                         ("a", v.clone()),
@@ -333,15 +341,15 @@ fn build(factory: &Factory, stores: &[StoreSpec]) {
                     ]),
                     None,
                 ),
-                (true, false) => s.put(
+                (1, false) => s.put(
                     indexa_cli::output::object(vec![
                         ("a", v.clone()),
                         ("b", Value::Number(f64::from(*k))),
                     ]),
                     None,
                 ),
-                (false, true) => s.put(v.clone(), Some(key)),
-                (false, false) => s.put(v.clone(), None),
+                (_, true) => s.put(v.clone(), Some(key)),
+                (_, false) => s.put(v.clone(), None),
             };
             if result.is_ok() {
                 tx.commit().unwrap();
