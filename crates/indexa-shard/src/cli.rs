@@ -226,12 +226,12 @@ pub async fn execute(args: ShardArgs) -> CliOutput {
     };
     match result {
         Ok(value) => CliOutput {
-            stdout: crate::text::to_text(&value),
+            stdout: value.into_text(),
             stderr: String::new(),
             code: 0,
         },
         Err(error) => CliOutput {
-            stdout: crate::text::to_text(&error_value(&error)),
+            stdout: error_text(&error),
             stderr: String::new(),
             code: 1,
         },
@@ -276,6 +276,30 @@ fn parse_inputs(command: &ShardCommand) -> Result<Inputs, String> {
     Ok(Inputs { params, values })
 }
 
+/// A command's result: a value in the text form, or JSON text built around exact ids.
+enum Output {
+    Value(Value),
+    Json(String),
+}
+
+impl Output {
+    fn into_text(self) -> String {
+        match self {
+            Output::Value(value) => crate::text::to_text(&value),
+            Output::Json(text) => text,
+        }
+    }
+}
+
+/// A JSON object from member names and their members already written as JSON text.
+fn json_object(fields: &[(&str, String)]) -> String {
+    let members: Vec<String> = fields
+        .iter()
+        .map(|(name, json)| format!("{}:{json}", crate::text::to_text(&Value::from(*name))))
+        .collect();
+    format!("{{{}}}", members.join(","))
+}
+
 fn object(fields: Vec<(&str, Value)>) -> Value {
     Value::Object(
         fields
@@ -289,24 +313,31 @@ fn rows_value(rows: Vec<Row>) -> Value {
     Value::Array(rows.into_iter().map(Value::Object).collect())
 }
 
-fn insert_value(result: InsertResult) -> Value {
-    object(vec![
-        ("generatedId", result.generated_id),
-        ("shard", Value::from(result.shard)),
-    ])
+/// `{"generatedId":ID,"shard":"NAME"}`, plus `"generatedIds":[…]` when the statement
+/// generated more than one id; ids as exact JSON integers or strings.
+fn insert_output(result: InsertResult) -> Output {
+    let mut fields = vec![
+        ("generatedId", result.generated_id.to_json()),
+        ("shard", crate::text::to_text(&Value::from(result.shard))),
+    ];
+    if result.generated_ids.len() > 1 {
+        let ids: Vec<String> = result.generated_ids.iter().map(|id| id.to_json()).collect();
+        fields.push(("generatedIds", format!("[{}]", ids.join(","))));
+    }
+    Output::Json(json_object(&fields))
 }
 
 fn affected_value(rows: u64) -> Value {
     object(vec![("rowsAffected", Value::Number(rows as f64))])
 }
 
-async fn dispatch(router: &Router, command: ShardCommand, inputs: Inputs) -> Result<Value, Error> {
+async fn dispatch(router: &Router, command: ShardCommand, inputs: Inputs) -> Result<Output, Error> {
     let params = inputs.params.as_slice();
     let insert_options = |flags: InsertFlags| InsertOptions {
         id_column: flags.id_column,
         table: flags.table,
     };
-    Ok(match command {
+    Ok(Output::Value(match command {
         ShardCommand::ExecAll { sql } => {
             let shards = router.exec_all(&sql).await?;
             object(vec![(
@@ -326,15 +357,19 @@ async fn dispatch(router: &Router, command: ShardCommand, inputs: Inputs) -> Res
         }
         ShardCommand::AllShards { sql, .. } => rows_value(router.all_shards(&sql, params).await?),
         ShardCommand::Insert { sql, flags, .. } => {
-            insert_value(router.insert(&sql, params, &insert_options(flags)).await?)
+            return Ok(insert_output(
+                router.insert(&sql, params, &insert_options(flags)).await?,
+            ))
         }
         ShardCommand::InsertShard {
             shard, sql, flags, ..
-        } => insert_value(
-            router
-                .insert_shard(&shard, &sql, params, &insert_options(flags))
-                .await?,
-        ),
+        } => {
+            return Ok(insert_output(
+                router
+                    .insert_shard(&shard, &sql, params, &insert_options(flags))
+                    .await?,
+            ))
+        }
         ShardCommand::NextId { table, column, min } => {
             let id = router
                 .next_id(&table, &NextIdOptions { column, min })
@@ -351,29 +386,30 @@ async fn dispatch(router: &Router, command: ShardCommand, inputs: Inputs) -> Res
             .map_or(Value::Null, Value::Object),
         ShardCommand::All { key, sql, .. } => rows_value(router.all(&key, &sql, params).await?),
         ShardCommand::Run { key, sql, .. } => affected_value(router.run(&key, &sql, params).await?),
-    })
+    }))
 }
 
-/// `{"error":{"code","message",…}}` for an error.
-pub(crate) fn error_value(error: &Error) -> Value {
+/// `{"error":{"code","message",…}}` for an error; the id as an exact JSON integer or string.
+pub(crate) fn error_text(error: &Error) -> String {
+    let text = |value: Value| crate::text::to_text(&value);
     let mut fields = vec![
-        ("code", Value::from(error.code())),
-        ("message", Value::from(error.to_string())),
+        ("code", text(Value::from(error.code()))),
+        ("message", text(Value::from(error.to_string()))),
     ];
     if let Some(shard) = error.shard() {
-        fields.push(("shard", Value::from(shard)));
+        fields.push(("shard", text(Value::from(shard))));
     }
     if let Some(table) = error.table() {
-        fields.push(("table", Value::from(table)));
+        fields.push(("table", text(Value::from(table))));
     }
     if let Some(id) = error.id() {
-        fields.push(("id", id.clone()));
+        fields.push(("id", id.to_json()));
     }
     if let Some(removed) = error.row_removed() {
-        fields.push(("rowRemoved", Value::Bool(removed)));
+        fields.push(("rowRemoved", text(Value::Bool(removed))));
     }
     if let Some(cause) = error.cause() {
-        fields.push(("cause", Value::from(cause.to_string())));
+        fields.push(("cause", text(Value::from(cause.to_string()))));
     }
-    object(vec![("error", object(fields))])
+    json_object(&[("error", json_object(&fields))])
 }
