@@ -366,6 +366,21 @@ impl Router {
             })
     }
 
+    /// The one name of a (table, column) sequence, so that every spelling of one table shares
+    /// one sequence: names folded to lower case (SQLite ignores the letter case of
+    /// identifiers, PostgreSQL folds unquoted ones) and the default schema dropped (`main.`
+    /// when a shard is SQLite, `public.` when a shard is PostgreSQL).
+    fn sequence_identity(&self, table: &str, column: &str) -> (String, String) {
+        let table = table.to_ascii_lowercase();
+        let has = |dialect| self.shards.values().any(|shard| shard.dialect() == dialect);
+        let table = match table.split_once('.') {
+            Some(("main", name)) if has(Dialect::Sqlite) => name.to_string(),
+            Some(("public", name)) if has(Dialect::Postgres) => name.to_string(),
+            _ => table,
+        };
+        (table, column.to_ascii_lowercase())
+    }
+
     /// Raises the (table, column) sequence past a numeric id the router saw (IndexedDB's
     /// "possibly update the key generator": floor(min(id, 2^53)) + 1), in the catalog and in
     /// this process's leased block.
@@ -373,6 +388,8 @@ impl Router {
         if id.is_nan() || id < 1.0 {
             return Ok(());
         }
+        let (table, column) = self.sequence_identity(table, column);
+        let (table, column) = (table.as_str(), column.as_str());
         // In range [1, 2^53] after the clamp, so the conversion is exact.
         let seen = id.min(MAX_ID as f64).floor() as u64;
         self.catalog.raise(table, column, seen + 1).await?;
@@ -411,6 +428,8 @@ impl Router {
         let column = options.column.as_deref().unwrap_or("id");
         validate_identifier(table)?;
         validate_identifier(column)?;
+        let (table, column) = self.sequence_identity(table, column);
+        let (table, column) = (table.as_str(), column.as_str());
         if self.shards.is_empty() {
             return Err(Error::NoShards);
         }

@@ -24,6 +24,7 @@ macro_rules! scenarios_on {
             ids_above_two_pow_53_are_exact,
             multi_row_insert_checks_every_id,
             failure_after_insert_keeps_nothing,
+            every_spelling_shares_one_sequence,
             same_shard_is_not_a_collision,
             one_shard_has_no_check,
             returning_uuid_with_id_column,

@@ -1199,3 +1199,64 @@ pub async fn failure_after_insert_keeps_nothing(kind: Kind) {
         .expect("routed to db-b");
     assert_eq!(field(&row, "label"), s("t"));
 }
+
+/// Issue 18, item 4: a table has one identity. Every spelling of it — letter case, the
+/// backend's default schema, the column's letter case — shares one sequence, both for
+/// `next_id` and for the ids the router sees.
+pub async fn every_spelling_shares_one_sequence(kind: Kind) {
+    let Some(c) = cluster(
+        kind,
+        Setup {
+            coordinator: true,
+            ..Default::default()
+        },
+    )
+    .await
+    else {
+        return;
+    };
+    c.router
+        .exec_all("CREATE TABLE tickets (id BIGINT PRIMARY KEY, title TEXT)")
+        .await
+        .unwrap();
+    let schema = match kind {
+        Kind::Sqlite => "main.tickets",
+        Kind::Postgres => "public.tickets",
+    };
+    let mut ids = Vec::new();
+    for table in ["tickets", "TICKETS", schema, "Tickets", "MAIN.Tickets"] {
+        if table == "MAIN.Tickets" && kind == Kind::Postgres {
+            continue;
+        }
+        ids.push(
+            c.router
+                .next_id(table, &NextIdOptions::default())
+                .await
+                .unwrap(),
+        );
+    }
+    let expected: Vec<u64> = (1..=ids.len() as u64).collect();
+    assert_eq!(ids, expected);
+    let upper = NextIdOptions {
+        column: Some("ID".into()),
+        min: None,
+    };
+    let next = c.router.next_id("tickets", &upper).await.unwrap();
+    assert_eq!(next, ids.len() as u64 + 1);
+    // An id seen through another spelling raises the same sequence.
+    c.router
+        .insert_into(
+            "50",
+            "TICKETS",
+            &obj(&[("ID", num(50.0)), ("title", s("x"))]),
+        )
+        .await
+        .unwrap();
+    assert_eq!(
+        c.router
+            .next_id(schema, &NextIdOptions::default())
+            .await
+            .unwrap(),
+        51
+    );
+}
