@@ -378,3 +378,32 @@ async fn double_quoted_strings_are_identifiers_only() {
         2
     );
 }
+
+/// Issue 18, item 5 on SQLite's mixed storage classes: in a column without a type, text
+/// sorts after every number, so `MAX` picks `'99'` over 1000; the router compares them as
+/// numbers.
+#[tokio::test]
+async fn mixed_storage_classes_compare_as_numbers() {
+    let c = cluster(Kind::Sqlite, Setup::default()).await.unwrap();
+    c.router.exec_all("CREATE TABLE t (n)").await.unwrap();
+    c.router
+        .run_shard(
+            "db-a",
+            "INSERT INTO t (n) VALUES (1000), ('99'), (2.5), (NULL)",
+            &[],
+        )
+        .await
+        .unwrap();
+    let options = indexa_shard::NextIdOptions {
+        column: Some("n".into()),
+        min: None,
+    };
+    assert_eq!(c.router.next_id("t", &options).await.unwrap(), 1001);
+    c.router
+        .run_shard("db-b", "INSERT INTO t (n) VALUES (x'01')", &[])
+        .await
+        .unwrap();
+    let err = c.router.next_id("t", &options).await.unwrap_err();
+    assert_eq!(err.code(), "QUERY_FAILED");
+    assert_eq!(err.shard(), Some("db-b"));
+}

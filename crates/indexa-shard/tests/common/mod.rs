@@ -25,6 +25,7 @@ macro_rules! scenarios_on {
             multi_row_insert_checks_every_id,
             failure_after_insert_keeps_nothing,
             every_spelling_shares_one_sequence,
+            text_column_maximum_is_numeric,
             same_shard_is_not_a_collision,
             one_shard_has_no_check,
             returning_uuid_with_id_column,

@@ -1260,3 +1260,85 @@ pub async fn every_spelling_shares_one_sequence(kind: Kind) {
         51
     );
 }
+
+/// Issue 18, item 5: the maximum of a text column is compared numerically when every value
+/// is an integer (`'500'` beats `'99'`), and is an error naming the column otherwise; never a
+/// text comparison. Without and with the coordinator.
+pub async fn text_column_maximum_is_numeric(kind: Kind) {
+    let Some(c) = cluster(kind, Setup::default()).await else {
+        return;
+    };
+    c.router
+        .exec_all("CREATE TABLE tickets (id BIGINT PRIMARY KEY, ticket_number VARCHAR(30))")
+        .await
+        .unwrap();
+    for (shard, id, number) in [
+        ("db-a", 1.0, "500"),
+        ("db-b", 2.0, "99"),
+        ("db-b", 3.0, "-7"),
+    ] {
+        c.router
+            .run_shard(
+                shard,
+                "INSERT INTO tickets (id, ticket_number) VALUES (?, ?)",
+                &[num(id), s(number)],
+            )
+            .await
+            .unwrap();
+    }
+    let by_number = NextIdOptions {
+        column: Some("ticket_number".into()),
+        min: None,
+    };
+    assert_eq!(c.router.next_id("tickets", &by_number).await.unwrap(), 501);
+    let coordinated = c
+        .reopen(|text| text.replace("coordinator = false", "coordinator = true"))
+        .await;
+    assert_eq!(
+        coordinated.next_id("tickets", &by_number).await.unwrap(),
+        501
+    );
+    assert_eq!(
+        coordinated.next_id("tickets", &by_number).await.unwrap(),
+        502
+    );
+
+    // A value that is not an integer: no numeric maximum, an error naming the column.
+    for bad in ["12a", "1.5", "abc"] {
+        c.router
+            .run_shard(
+                "db-a",
+                "INSERT INTO tickets (id, ticket_number) VALUES (10, ?)",
+                &[s(bad)],
+            )
+            .await
+            .unwrap();
+        let err = c.router.next_id("tickets", &by_number).await.unwrap_err();
+        assert_eq!(err.code(), "QUERY_FAILED", "{bad}");
+        assert_eq!(err.shard(), Some("db-a"));
+        assert!(err.to_string().contains("ticket_number"), "{err}");
+        c.router
+            .run_shard("db-a", "DELETE FROM tickets WHERE id = 10", &[])
+            .await
+            .unwrap();
+    }
+
+    // Integer maxima stay exact near the limit: 2^53 - 1 gives 2^53, 2^53 + 1 is past it.
+    c.router
+        .run_shard(
+            "db-a",
+            "INSERT INTO tickets (id, ticket_number) VALUES (9007199254740991, '9007199254740993')",
+            &[],
+        )
+        .await
+        .unwrap();
+    assert_eq!(
+        c.router
+            .next_id("tickets", &NextIdOptions::default())
+            .await
+            .unwrap(),
+        9_007_199_254_740_992
+    );
+    let err = c.router.next_id("tickets", &by_number).await.unwrap_err();
+    assert_eq!(err.code(), "ID_LIMIT_EXCEEDED");
+}
