@@ -52,14 +52,16 @@ pub struct InsertFlags {
 pub enum ShardCommand {
     /// Run a script (e.g. DDL) on every shard → `{"shards":[…]}`.
     ExecAll {
-        /// The SQL script.
+        /// The SQL script. May start with `-` (a `--` comment).
+        #[arg(allow_hyphen_values = true)]
         sql: String,
     },
     /// Run a statement on one shard → `{"rowsAffected":N}`.
     RunShard {
         /// The shard name.
         shard: String,
-        /// The statement, with `?` placeholders.
+        /// The statement, with `?` placeholders. May start with `-` (a `--` comment).
+        #[arg(allow_hyphen_values = true)]
         sql: String,
         /// The placeholder values.
         #[command(flatten)]
@@ -69,7 +71,8 @@ pub enum ShardCommand {
     FirstShard {
         /// The shard name.
         shard: String,
-        /// The query, with `?` placeholders.
+        /// The query, with `?` placeholders. May start with `-` (a `--` comment).
+        #[arg(allow_hyphen_values = true)]
         sql: String,
         /// The placeholder values.
         #[command(flatten)]
@@ -79,7 +82,8 @@ pub enum ShardCommand {
     AllShard {
         /// The shard name.
         shard: String,
-        /// The query, with `?` placeholders.
+        /// The query, with `?` placeholders. May start with `-` (a `--` comment).
+        #[arg(allow_hyphen_values = true)]
         sql: String,
         /// The placeholder values.
         #[command(flatten)]
@@ -87,7 +91,8 @@ pub enum ShardCommand {
     },
     /// A query on every shard → one flat array, shards in configuration order.
     AllShards {
-        /// The query, with `?` placeholders.
+        /// The query, with `?` placeholders. May start with `-` (a `--` comment).
+        #[arg(allow_hyphen_values = true)]
         sql: String,
         /// The placeholder values.
         #[command(flatten)]
@@ -95,7 +100,8 @@ pub enum ShardCommand {
     },
     /// An INSERT on the shard the strategy picks → `{"generatedId":…,"shard":"…"}`.
     Insert {
-        /// The INSERT, with `?` placeholders.
+        /// The INSERT, with `?` placeholders. May start with `-` (a `--` comment).
+        #[arg(allow_hyphen_values = true)]
         sql: String,
         /// The placeholder values.
         #[command(flatten)]
@@ -108,7 +114,8 @@ pub enum ShardCommand {
     InsertShard {
         /// The shard name.
         shard: String,
-        /// The INSERT, with `?` placeholders.
+        /// The INSERT, with `?` placeholders. May start with `-` (a `--` comment).
+        #[arg(allow_hyphen_values = true)]
         sql: String,
         /// The placeholder values.
         #[command(flatten)]
@@ -130,7 +137,8 @@ pub enum ShardCommand {
     },
     /// Insert an object's fields as a row under a key → `{"shard":"…"}`.
     InsertInto {
-        /// The key (raw text), e.g. the id as a string.
+        /// The key (raw text), e.g. the id as a string; may start with `-`.
+        #[arg(allow_hyphen_values = true)]
         key: String,
         /// The table.
         table: String,
@@ -139,9 +147,11 @@ pub enum ShardCommand {
     },
     /// The first row of a query on the key's shard → row object or null.
     First {
-        /// The key (raw text).
+        /// The key (raw text); may start with `-` (e.g. a negative id).
+        #[arg(allow_hyphen_values = true)]
         key: String,
-        /// The query, with `?` placeholders.
+        /// The query, with `?` placeholders. May start with `-` (a `--` comment).
+        #[arg(allow_hyphen_values = true)]
         sql: String,
         /// The placeholder values.
         #[command(flatten)]
@@ -149,9 +159,11 @@ pub enum ShardCommand {
     },
     /// Every row of a query on the key's shard → array.
     All {
-        /// The key (raw text).
+        /// The key (raw text); may start with `-` (e.g. a negative id).
+        #[arg(allow_hyphen_values = true)]
         key: String,
-        /// The query, with `?` placeholders.
+        /// The query, with `?` placeholders. May start with `-` (a `--` comment).
+        #[arg(allow_hyphen_values = true)]
         sql: String,
         /// The placeholder values.
         #[command(flatten)]
@@ -159,9 +171,11 @@ pub enum ShardCommand {
     },
     /// A write on the key's shard (placing an unmapped key) → `{"rowsAffected":N}`.
     Run {
-        /// The key (raw text).
+        /// The key (raw text); may start with `-` (e.g. a negative id).
+        #[arg(allow_hyphen_values = true)]
         key: String,
-        /// The statement, with `?` placeholders.
+        /// The statement, with `?` placeholders. May start with `-` (a `--` comment).
+        #[arg(allow_hyphen_values = true)]
         sql: String,
         /// The placeholder values.
         #[command(flatten)]

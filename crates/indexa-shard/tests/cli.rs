@@ -442,3 +442,92 @@ fn exact_ids_through_the_cli_sqlite() {
 fn exact_ids_through_the_cli_postgres() {
     exact_ids_through_the_cli(Kind::Postgres);
 }
+
+/// Issue 18, item 7: dash-leading values where the docs show them — a negative KEY, a
+/// negative `--param`, a SQL text starting with a `--` comment — parse as values, while
+/// flags written before the positionals still parse as flags.
+#[test]
+fn dash_leading_values() {
+    let runtime = tokio::runtime::Runtime::new().unwrap();
+    let c = runtime
+        .block_on(cluster(Kind::Sqlite, Setup::default()))
+        .unwrap();
+    let config = c.config_file();
+    drop(runtime);
+    ok(run(
+        &config,
+        &[
+            "exec-all",
+            "CREATE TABLE t (id INTEGER PRIMARY KEY, name TEXT)",
+        ],
+    ));
+    assert_eq!(
+        ok(run(
+            &config,
+            &["insert-into", "-5", "t", r#"{"id":-5,"name":"neg"}"#]
+        )),
+        // "-5" hashes to 45·31 + 53 = 1448: the first shard.
+        r#"{"shard":"db-a"}"#
+    );
+    assert_eq!(
+        ok(run(
+            &config,
+            &[
+                "first",
+                "-5",
+                "SELECT name FROM t WHERE id = ?",
+                "--param",
+                "-5"
+            ]
+        )),
+        r#"{"name":"neg"}"#
+    );
+    assert_eq!(
+        ok(run(
+            &config,
+            &[
+                "all",
+                "-5",
+                "-- a comment first\nSELECT name FROM t WHERE id = ?",
+                "--param",
+                "-5"
+            ]
+        )),
+        r#"[{"name":"neg"}]"#
+    );
+    assert_eq!(
+        ok(run(
+            &config,
+            &[
+                "run",
+                "-5",
+                "UPDATE t SET name = ? WHERE id = ?",
+                "--param",
+                r#""n""#,
+                "--param",
+                "-5"
+            ]
+        )),
+        r#"{"rowsAffected":1}"#
+    );
+    assert_eq!(
+        ok(run(
+            &config,
+            &[
+                "first",
+                "--param",
+                "-5",
+                "-5",
+                "SELECT name FROM t WHERE id = ?"
+            ]
+        )),
+        r#"{"name":"n"}"#
+    );
+    assert_eq!(
+        ok(run(
+            &config,
+            &["first-shard", "db-a", "-- c\nSELECT -1 AS x"]
+        )),
+        r#"{"x":-1}"#
+    );
+}
