@@ -265,30 +265,21 @@ impl Catalog {
                 .await
             }
             Catalog::Postgres(pool) => {
-                let client = Self::pg(pool).await?;
-                client
-                    .batch_execute("BEGIN")
-                    .await
-                    .map_err(|e| pg_error(&e))?;
-                let result = Self::pg_map_all(&client, keys, shard, refuse_elsewhere).await;
-                let end = match &result {
-                    Ok(Mapped::Here(_)) => "COMMIT",
-                    _ => "ROLLBACK",
-                };
-                match client.batch_execute(end).await {
-                    Ok(()) => result,
-                    Err(e) => {
-                        // The connection's state is unknown: do not return it to the pool.
-                        drop(deadpool_postgres::Object::take(client));
-                        Err(pg_error(&e))
-                    }
+                let mut client = Self::pg(pool).await?;
+                // Dropped without commit (an error, a cancelled call), the transaction is
+                // rolled back.
+                let tx = client.transaction().await.map_err(|e| pg_error(&e))?;
+                let mapped = Self::pg_map_all(&tx, keys, shard, refuse_elsewhere).await?;
+                if let Mapped::Here(_) = mapped {
+                    tx.commit().await.map_err(|e| pg_error(&e))?;
                 }
+                Ok(mapped)
             }
         }
     }
 
     async fn pg_map_all(
-        client: &deadpool_postgres::Object,
+        client: &deadpool_postgres::Transaction<'_>,
         keys: &[String],
         shard: &str,
         refuse_elsewhere: bool,

@@ -254,23 +254,26 @@ impl Router {
             .await;
         match step {
             Ok(Step::Mapped(result, added)) => {
-                if let Err(error) = unit.commit().await {
+                // The sequence sees the ids before the rows are committed: a failure here
+                // undoes the statement and its mappings.
+                let seen = match &options.table {
+                    Some(table) => {
+                        self.observe_ids(table, id_column, &result.generated_ids)
+                            .await
+                    }
+                    None => Ok(()),
+                };
+                let committed = match seen {
+                    Ok(()) => unit.commit().await,
+                    Err(error) => {
+                        let _ = unit.rollback().await;
+                        Err(error)
+                    }
+                };
+                if let Err(error) = committed {
                     // The rows are not on the shard: neither may their mappings be.
                     self.catalog.unmap(&added, name).await?;
                     return Err(error);
-                }
-                if let Some(table) = &options.table {
-                    let highest = result
-                        .generated_ids
-                        .iter()
-                        .filter_map(|id| match id {
-                            GeneratedId::Integer(i) => Some(*i),
-                            GeneratedId::Text(_) => None,
-                        })
-                        .max();
-                    if let Some(highest) = highest {
-                        self.observe_id(table, id_column, highest as f64).await?;
-                    }
                 }
                 Ok(result)
             }
@@ -379,6 +382,22 @@ impl Router {
             _ => table,
         };
         (table, column.to_ascii_lowercase())
+    }
+
+    /// Raises the (table, column) sequence past the largest integer id of `ids`.
+    async fn observe_ids(&self, table: &str, column: &str, ids: &[GeneratedId]) -> Result<()> {
+        let highest = ids
+            .iter()
+            .filter_map(|id| match id {
+                GeneratedId::Integer(i) => Some(*i),
+                GeneratedId::Text(_) => None,
+            })
+            .max();
+        match highest {
+            // Rounding to a double only matters past 2^53, where the sequence stops anyway.
+            Some(highest) => self.observe_id(table, column, highest as f64).await,
+            None => Ok(()),
+        }
     }
 
     /// Raises the (table, column) sequence past a numeric id the router saw (IndexedDB's
@@ -497,7 +516,9 @@ impl Router {
     /// Writes a row under `key`: `INSERT INTO table (columns…) VALUES (…)` with the object's
     /// fields in order (`DEFAULT VALUES` for an empty object), on the key's shard; an unmapped
     /// key is placed with the strategy and mapped (seed 004, "insertInto(String(id), …)").
-    /// Every numeric field raises the (table, field) sequence past it. Returns the shard.
+    /// Every numeric field raises the (table, field) sequence past it; the INSERT runs in a
+    /// transaction on the shard that commits after that, so an error leaves no row. Returns
+    /// the shard.
     ///
     /// # Errors
     /// [`Error::InvalidIdentifier`] for a bad table or field name (before anything runs),
@@ -535,10 +556,25 @@ impl Router {
             )
         };
         let params: Vec<Value> = values.values().cloned().collect();
-        shard.query(&sql, &params).await?;
-        for (column, value) in columns.iter().zip(values.values()) {
-            if let Value::Number(n) = value {
-                self.observe_id(table, column, *n).await?;
+        // One unit: the row is kept only when the sequences saw its ids, so a reported
+        // failure leaves nothing on the shard.
+        let mut unit = shard.begin().await?;
+        let written = async {
+            unit.query(&sql, &params).await?;
+            for (column, value) in columns.iter().zip(values.values()) {
+                if let Value::Number(n) = value {
+                    self.observe_id(table, column, *n).await?;
+                }
+            }
+            Ok(())
+        }
+        .await;
+        match written {
+            Ok(()) => unit.commit().await?,
+            Err(error) => {
+                // A failed rollback still keeps nothing: the unit closes its connection.
+                let _ = unit.rollback().await;
+                return Err(error);
             }
         }
         Ok(name.to_string())

@@ -481,3 +481,35 @@ fn column_value(
         }
     }))
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn uuid_text_forms() {
+        let bytes = [
+            0x0f, 0x8f, 0xad, 0x5b, 0xd9, 0xcb, 0x46, 0x9f, 0xa1, 0x65, 0x70, 0x86, 0x77, 0x28,
+            0x95, 0x0e,
+        ];
+        assert_eq!(format_uuid(&bytes), "0f8fad5b-d9cb-469f-a165-70867728950e");
+        for text in [
+            "0f8fad5b-d9cb-469f-a165-70867728950e",
+            "0F8FAD5B-D9CB-469F-A165-70867728950E",
+            "0f8fad5bd9cb469fa16570867728950e",
+            "{0f8fad5b-d9cb-469f-a165-70867728950e}",
+        ] {
+            assert_eq!(parse_uuid(text), Some(bytes), "{text}");
+        }
+        for bad in [
+            "",
+            "0f8fad5b-d9cb-469f-a165-70867728950",
+            "0f8fad5b-d9cb-469f-a165-70867728950e0",
+            "-0f8fad5bd9cb469fa16570867728950e",
+            "0f8fad5b--d9cb469fa16570867728950e",
+            "0f8fad5b-d9cb-469f-a165-70867728950g",
+        ] {
+            assert_eq!(parse_uuid(bad), None, "{bad}");
+        }
+    }
+}
