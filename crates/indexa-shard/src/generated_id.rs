@@ -146,6 +146,29 @@ fn exact_id(cell: &Cell) -> std::result::Result<GeneratedId, String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use proptest::prelude::*;
+
+    proptest! {
+        /// Every 64-bit integer a shard returns is the id, its mapping key and its JSON, digit
+        /// for digit; a double without fraction is taken only where it is exact.
+        #[test]
+        fn integer_ids_are_exact(n in any::<i64>(), x in any::<f64>()) {
+            let ids = read_generated_ids("s", &outcome("id", vec![Cell::Integer(n)]), true, None)
+                .unwrap();
+            prop_assert_eq!(&ids, &vec![GeneratedId::Integer(n)]);
+            prop_assert_eq!(ids[0].key().parse::<i64>().unwrap(), n);
+            prop_assert_eq!(ids[0].to_json(), n.to_string());
+            let real = read_generated_ids("s", &outcome("id", vec![Cell::Other(Value::Number(x))]), true, None);
+            match real {
+                Ok(ids) => {
+                    prop_assert!(x.fract() == 0.0 && x.abs() <= EXACT_DOUBLE);
+                    prop_assert_eq!(&ids, &vec![GeneratedId::Integer(x as i64)]);
+                    prop_assert_eq!(ids[0].key().parse::<f64>().unwrap(), x);
+                }
+                Err(_) => prop_assert!(!(x.fract() == 0.0 && x.abs() <= EXACT_DOUBLE)),
+            }
+        }
+    }
 
     fn outcome(column: &str, cells: Vec<Cell>) -> Outcome {
         Outcome {

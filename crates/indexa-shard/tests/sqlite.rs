@@ -407,3 +407,51 @@ async fn mixed_storage_classes_compare_as_numbers() {
     assert_eq!(err.code(), "QUERY_FAILED");
     assert_eq!(err.shard(), Some("db-b"));
 }
+
+/// Issue 18, item 1 on SQLite's last-insert rowid: a rowid above 2^53 (no RETURNING) is
+/// read, mapped and refused exactly.
+#[tokio::test]
+async fn rowid_above_two_pow_53_is_exact() {
+    let c = cluster(Kind::Sqlite, Setup::default()).await.unwrap();
+    c.router
+        .exec_all("CREATE TABLE big (id INTEGER PRIMARY KEY, name TEXT); INSERT INTO big (id, name) VALUES (9007199254740992, 'seed')")
+        .await
+        .unwrap();
+    let plain = "INSERT INTO big (name) VALUES (?)";
+    let options = InsertOptions {
+        table: Some("big".into()),
+        ..Default::default()
+    };
+    let a = c
+        .router
+        .insert_shard("db-a", plain, &[s("a")], &options)
+        .await
+        .unwrap();
+    assert_eq!(a.generated_id, common::int(9_007_199_254_740_993));
+    assert_eq!(
+        c.router
+            .shard_of("9007199254740993")
+            .await
+            .unwrap()
+            .as_deref(),
+        Some("db-a")
+    );
+    assert_eq!(c.router.shard_of("9007199254740992").await.unwrap(), None);
+    let err = c
+        .router
+        .insert_shard("db-b", plain, &[s("b")], &options)
+        .await
+        .unwrap_err();
+    assert_eq!(err.code(), "GENERATED_KEY_COLLISION");
+    assert_eq!(err.id(), Some(&common::int(9_007_199_254_740_993)));
+    assert_eq!(err.row_removed(), Some(true));
+    let names: Vec<_> = c
+        .router
+        .all_shard("db-b", "SELECT name FROM big ORDER BY id", &[])
+        .await
+        .unwrap()
+        .iter()
+        .map(|row| common::field(row, "name"))
+        .collect();
+    assert_eq!(names, vec![s("seed")]);
+}

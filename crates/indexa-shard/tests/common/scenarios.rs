@@ -153,11 +153,14 @@ pub async fn cleanup_column_is_verified_before_insert(kind: Kind) {
         .exec_all("CREATE TABLE items (item_id INTEGER PRIMARY KEY, label TEXT)")
         .await
         .unwrap();
-    let sql = c.insert_user_sql();
-    for (table, column) in [
-        ("no_such_table", None),
-        ("auto_users", Some("no_such_column")),
-        ("items", None),
+    let users = c.insert_user_sql();
+    // The case: `items` has no column `id`, so the cleanup's DELETE would have
+    // compared with the text 'id' and matched every row.
+    let items = "INSERT INTO items (label) VALUES (?) RETURNING item_id AS id";
+    for (sql, table, column) in [
+        (users, "no_such_table", None),
+        (users, "auto_users", Some("no_such_column")),
+        (items, "items", None),
     ] {
         let options = InsertOptions {
             table: Some(table.into()),
