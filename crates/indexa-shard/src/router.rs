@@ -7,6 +7,7 @@ use std::path::Path;
 
 use indexa::{Object, Value};
 use indexmap::IndexMap;
+use rust_decimal::prelude::ToPrimitive;
 
 use crate::catalog::{Block, Catalog, Mapped, MAX_ID};
 use crate::config::Config;
@@ -15,7 +16,6 @@ use crate::generated_id::{read_generated_ids, GeneratedId};
 use crate::placement::{hash_shard_index, random_index, random_token, Strategy};
 use crate::shard::{Cell, Outcome, Row, Shard, Unit};
 use crate::sql::{has_returning, quote_identifier, validate_identifier, Dialect};
-use rust_decimal::prelude::ToPrimitive;
 
 /// Options of [`Router::insert`] and [`Router::insert_shard`].
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
