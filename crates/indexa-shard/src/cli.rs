@@ -3,8 +3,9 @@
 //! Every command prints exactly one compact JSON line (the text form) on stdout. A failure
 //! prints `{"error":{"code":…,"message":…}}` plus, where they apply, `shard`, `table`, `id`,
 //! `rowRemoved` and `cause`, also on stdout, and exits with status 1. Usage errors (a
-//! `--param` or VALUES_JSON that is not valid JSON) print a message on stderr and exit with
-//! status 2, as clap does for its own usage errors.
+//! `--param` or VALUES_JSON that is not valid JSON, or holds an integer literal a double does
+//! not hold exactly) print a message on stderr and exit with status 2, as clap does for its
+//! own usage errors.
 
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -273,12 +274,26 @@ fn parse_inputs(command: &ShardCommand) -> Result<Inputs, String> {
         | ShardCommand::NextId { .. }
         | ShardCommand::InsertInto { .. } => &[],
     };
+    // A JSON number is a double: an integer literal it cannot hold (an id past 2^53) would
+    // be rounded to another id, so it is refused before anything runs.
+    let exact = |what: &str, text: &str| {
+        match crate::text::inexact_integer(text) {
+        Some(integer) => Err(format!(
+            "{what} {text}: the integer {integer} is not exact as a JSON number (a double); pass it as a string, \"{integer}\""
+        )),
+        None => Ok(()),
+    }
+    };
     let params = raw
         .iter()
         .map(|text| {
+            exact("--param", text)?;
             crate::text::parse(text).map_err(|e| format!("--param {text}: not valid JSON: {e}"))
         })
         .collect::<Result<Vec<_>, _>>()?;
+    if let ShardCommand::InsertInto { values, .. } = command {
+        exact("VALUES_JSON", values)?;
+    }
     let values = match command {
         ShardCommand::InsertInto { values, .. } => match crate::text::parse(values) {
             Ok(Value::Object(map)) => map,

@@ -516,7 +516,8 @@ impl Router {
     /// Writes a row under `key`: `INSERT INTO table (columns…) VALUES (…)` with the object's
     /// fields in order (`DEFAULT VALUES` for an empty object), on the key's shard; an unmapped
     /// key is placed with the strategy and mapped (seed 004, "insertInto(String(id), …)").
-    /// Every numeric field raises the (table, field) sequence past it; the INSERT runs in a
+    /// Every numeric field, and every string field holding an integer (`"5"`), raises the
+    /// (table, field) sequence past it; the INSERT runs in a
     /// transaction on the shard that commits after that, so an error leaves no row. Returns
     /// the shard.
     ///
@@ -562,8 +563,17 @@ impl Router {
         let written = async {
             unit.query(&sql, &params).await?;
             for (column, value) in columns.iter().zip(values.values()) {
-                if let Value::Number(n) = value {
-                    self.observe_id(table, column, *n).await?;
+                // A number, or an integer written as a string (how an id past 2^53 is passed
+                // exactly; how a text id column holds its integers).
+                let seen = match value {
+                    Value::Number(n) => Some(*n),
+                    Value::String(text) => {
+                        text.to_string_lossy().parse::<i64>().ok().map(|i| i as f64)
+                    }
+                    _ => None,
+                };
+                if let Some(id) = seen {
+                    self.observe_id(table, column, id).await?;
                 }
             }
             Ok(())

@@ -431,6 +431,59 @@ fn exact_ids_through_the_cli(kind: Kind) {
         )),
         r#"{"name":"a"}"#
     );
+    // A JSON integer a double cannot hold is refused, not rounded to 2^53 + 2.
+    for args in [
+        &[
+            "first",
+            "9007199254740995",
+            "SELECT name FROM big WHERE id = ?",
+            "--param",
+            "9007199254740995",
+        ][..],
+        &[
+            "insert-into",
+            "9007199254740995",
+            "big",
+            r#"{"id":9007199254740995,"name":"x"}"#,
+        ][..],
+    ] {
+        let output = run(&config, args);
+        assert_eq!(output.code, 2, "{output:?}");
+        assert!(
+            output
+                .stderr
+                .contains("the integer 9007199254740995 is not exact"),
+            "{}",
+            output.stderr
+        );
+    }
+    // As a string it is exact: written, mapped and read back by the exact id.
+    let shard = ok(run(
+        &config,
+        &[
+            "insert-into",
+            "9007199254740995",
+            "big",
+            r#"{"id":"9007199254740995","name":"x"}"#,
+        ],
+    ));
+    assert_eq!(
+        ok(run(
+            &config,
+            &[
+                "first",
+                "9007199254740995",
+                "SELECT id = 9007199254740995 AS exact, name FROM big WHERE id = ?",
+                "--param",
+                r#""9007199254740995""#
+            ]
+        )),
+        match kind {
+            Kind::Sqlite => r#"{"exact":1,"name":"x"}"#,
+            Kind::Postgres => r#"{"exact":true,"name":"x"}"#,
+        },
+        "{shard}"
+    );
 }
 
 #[test]
