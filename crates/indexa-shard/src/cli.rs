@@ -14,7 +14,8 @@ use indexa::{Object, Utf16String, Value};
 
 use crate::error::Error;
 use crate::router::{InsertOptions, InsertResult, NextIdOptions, Router};
-use crate::shard::Row;
+use crate::shard::{Cell, Outcome};
+use indexmap::IndexMap;
 
 /// Arguments of `indexa shard`: the configuration file and a command.
 #[derive(Debug, Clone, clap::Args)]
@@ -338,8 +339,46 @@ fn object(fields: Vec<(&str, Value)>) -> Value {
     )
 }
 
-fn rows_value(rows: Vec<Row>) -> Value {
-    Value::Array(rows.into_iter().map(Value::Object).collect())
+/// One result row as a JSON object, integers with all their digits (a later column of the
+/// same name wins at the first one's position, as in [`crate::Row`]).
+fn row_json(columns: &[Utf16String], cells: &[Cell]) -> String {
+    let mut members: IndexMap<&Utf16String, String> = IndexMap::with_capacity(columns.len());
+    for (name, cell) in columns.iter().zip(cells) {
+        let json = match cell {
+            Cell::Integer(i) => i.to_string(),
+            other => crate::text::to_text(&other.to_value()),
+        };
+        members.insert(name, json);
+    }
+    let members: Vec<String> = members
+        .into_iter()
+        .map(|(name, json)| {
+            format!(
+                "{}:{json}",
+                crate::text::to_text(&Value::String(name.clone()))
+            )
+        })
+        .collect();
+    format!("{{{}}}", members.join(","))
+}
+
+/// Every row of the outcomes as one JSON array.
+fn rows_output(outcomes: &[Outcome]) -> Output {
+    let rows: Vec<String> = outcomes
+        .iter()
+        .flat_map(|o| o.cells.iter().map(|cells| row_json(&o.columns, cells)))
+        .collect();
+    Output::Json(format!("[{}]", rows.join(",")))
+}
+
+/// The first row of an outcome as a JSON object, or `null`.
+fn first_output(outcome: Option<Outcome>) -> Output {
+    Output::Json(
+        outcome
+            .as_ref()
+            .and_then(|o| o.cells.first().map(|cells| row_json(&o.columns, cells)))
+            .unwrap_or_else(|| "null".to_string()),
+    )
 }
 
 /// `{"generatedId":ID,"shard":"NAME"}`, plus `"generatedIds":[…]` when the statement
@@ -377,14 +416,19 @@ async fn dispatch(router: &Router, command: ShardCommand, inputs: Inputs) -> Res
         ShardCommand::RunShard { shard, sql, .. } => {
             affected_value(router.run_shard(&shard, &sql, params).await?)
         }
-        ShardCommand::FirstShard { shard, sql, .. } => router
-            .first_shard(&shard, &sql, params)
-            .await?
-            .map_or(Value::Null, Value::Object),
-        ShardCommand::AllShard { shard, sql, .. } => {
-            rows_value(router.all_shard(&shard, &sql, params).await?)
+        ShardCommand::FirstShard { shard, sql, .. } => {
+            return Ok(first_output(Some(
+                router.query_shard(&shard, &sql, params).await?,
+            )))
         }
-        ShardCommand::AllShards { sql, .. } => rows_value(router.all_shards(&sql, params).await?),
+        ShardCommand::AllShard { shard, sql, .. } => {
+            return Ok(rows_output(&[router
+                .query_shard(&shard, &sql, params)
+                .await?]))
+        }
+        ShardCommand::AllShards { sql, .. } => {
+            return Ok(rows_output(&router.query_all_shards(&sql, params).await?))
+        }
         ShardCommand::Insert { sql, flags, .. } => {
             return Ok(insert_output(
                 router.insert(&sql, params, &insert_options(flags)).await?,
@@ -409,11 +453,13 @@ async fn dispatch(router: &Router, command: ShardCommand, inputs: Inputs) -> Res
             let shard = router.insert_into(&key, &table, &inputs.values).await?;
             object(vec![("shard", Value::from(shard))])
         }
-        ShardCommand::First { key, sql, .. } => router
-            .first(&key, &sql, params)
-            .await?
-            .map_or(Value::Null, Value::Object),
-        ShardCommand::All { key, sql, .. } => rows_value(router.all(&key, &sql, params).await?),
+        ShardCommand::First { key, sql, .. } => {
+            return Ok(first_output(router.query_routed(&key, &sql, params).await?))
+        }
+        ShardCommand::All { key, sql, .. } => {
+            let outcome = router.query_routed(&key, &sql, params).await?;
+            return Ok(rows_output(outcome.as_slice()));
+        }
         ShardCommand::Run { key, sql, .. } => affected_value(router.run(&key, &sql, params).await?),
     }))
 }

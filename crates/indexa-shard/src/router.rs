@@ -597,10 +597,49 @@ impl Router {
     /// [`Error::QueryFailed`], [`Error::CoordinatorUnavailable`], [`Error::ShardNotFound`] when
     /// the key is mapped to a shard no longer configured, [`Error::NoShards`].
     pub async fn first(&self, key: &str, sql: &str, params: &[Value]) -> Result<Option<Row>> {
+        Ok(self
+            .query_routed(key, sql, params)
+            .await?
+            .and_then(first_row))
+    }
+
+    /// What `sql` returns on `key`'s shard, integers exact; `None` when the key is unmapped.
+    pub(crate) async fn query_routed(
+        &self,
+        key: &str,
+        sql: &str,
+        params: &[Value],
+    ) -> Result<Option<Outcome>> {
         match self.route_read(key).await? {
-            Some(shard) => Ok(first_row(shard.query(sql, params).await?)),
+            Some(shard) => Ok(Some(shard.query(sql, params).await?)),
             None => Ok(None),
         }
+    }
+
+    /// What `sql` returns on the named shard, integers exact.
+    pub(crate) async fn query_shard(
+        &self,
+        shard: &str,
+        sql: &str,
+        params: &[Value],
+    ) -> Result<Outcome> {
+        self.shard(shard)?.query(sql, params).await
+    }
+
+    /// What `sql` returns on every shard, in configuration order, integers exact.
+    pub(crate) async fn query_all_shards(
+        &self,
+        sql: &str,
+        params: &[Value],
+    ) -> Result<Vec<Outcome>> {
+        if self.shards.is_empty() {
+            return Err(Error::NoShards);
+        }
+        let mut outcomes = Vec::with_capacity(self.shards.len());
+        for shard in self.shards.values() {
+            outcomes.push(shard.query(sql, params).await?);
+        }
+        Ok(outcomes)
     }
 
     /// Every row `sql` returns on `key`'s shard; empty when the key is unmapped (no mapping is
@@ -609,10 +648,11 @@ impl Router {
     /// # Errors
     /// As [`Router::first`].
     pub async fn all(&self, key: &str, sql: &str, params: &[Value]) -> Result<Vec<Row>> {
-        match self.route_read(key).await? {
-            Some(shard) => Ok(shard.query(sql, params).await?.rows()),
-            None => Ok(Vec::new()),
-        }
+        Ok(self
+            .query_routed(key, sql, params)
+            .await?
+            .map(|outcome| outcome.rows())
+            .unwrap_or_default())
     }
 
     /// Runs a write on `key`'s shard (an unmapped key is placed with the strategy and mapped);
@@ -635,7 +675,7 @@ impl Router {
         sql: &str,
         params: &[Value],
     ) -> Result<Option<Row>> {
-        Ok(first_row(self.shard(shard)?.query(sql, params).await?))
+        Ok(first_row(self.query_shard(shard, sql, params).await?))
     }
 
     /// Every row `sql` returns on the named shard.
@@ -643,7 +683,7 @@ impl Router {
     /// # Errors
     /// As [`Router::first_shard`].
     pub async fn all_shard(&self, shard: &str, sql: &str, params: &[Value]) -> Result<Vec<Row>> {
-        Ok(self.shard(shard)?.query(sql, params).await?.rows())
+        Ok(self.query_shard(shard, sql, params).await?.rows())
     }
 
     /// Runs one statement on the named shard; returns the rows affected. Not parsed: ids it
@@ -660,14 +700,12 @@ impl Router {
     /// # Errors
     /// [`Error::NoShards`]; [`Error::QueryFailed`] naming the first shard that fails.
     pub async fn all_shards(&self, sql: &str, params: &[Value]) -> Result<Vec<Row>> {
-        if self.shards.is_empty() {
-            return Err(Error::NoShards);
-        }
-        let mut rows = Vec::new();
-        for shard in self.shards.values() {
-            rows.extend(shard.query(sql, params).await?.rows());
-        }
-        Ok(rows)
+        Ok(self
+            .query_all_shards(sql, params)
+            .await?
+            .iter()
+            .flat_map(Outcome::rows)
+            .collect())
     }
 
     /// Runs a script of one or more statements without parameters (e.g. DDL) on every shard,

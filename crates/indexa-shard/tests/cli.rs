@@ -431,6 +431,38 @@ fn exact_ids_through_the_cli(kind: Kind) {
         )),
         r#"{"name":"a"}"#
     );
+    // Rows print their integers with all their digits too; a later column of the same name
+    // wins at the first one's position.
+    assert_eq!(
+        ok(run(
+            &config,
+            &[
+                "first",
+                "9007199254740993",
+                "SELECT id, name FROM big WHERE id = ?",
+                "--param",
+                r#""9007199254740993""#
+            ]
+        )),
+        r#"{"id":9007199254740993,"name":"a"}"#
+    );
+    assert_eq!(
+        ok(run(
+            &config,
+            &["all-shard", "db-b", "SELECT id FROM big ORDER BY id"]
+        )),
+        r#"[{"id":9007199254740992},{"id":9223372036854775807}]"#
+    );
+    assert_eq!(
+        ok(run(
+            &config,
+            &[
+                "all-shards",
+                "SELECT 1 AS a, -9223372036854775808 AS b, 9007199254740993 AS a, 'x' AS c"
+            ]
+        )),
+        r#"[{"a":9007199254740993,"b":-9223372036854775808,"c":"x"},{"a":9007199254740993,"b":-9223372036854775808,"c":"x"}]"#
+    );
     // A JSON integer a double cannot hold is refused, not rounded to 2^53 + 2.
     for args in [
         &[

@@ -14,6 +14,10 @@ pub(crate) use sqlite::{open_sqlite, with_sqlite, SqliteShard, SqliteUnit};
 
 /// One result row: column name → value, in the column order of the result.
 ///
+/// A row holds JavaScript values, so an integer beyond 2^53 is the nearest double here; the
+/// generated ids ([`crate::GeneratedId`]) and the `indexa shard` output keep every integer
+/// exact.
+///
 /// Columns map to values as issue 5 lists: integers and reals (and PostgreSQL numerics) →
 /// [`Value::Number`], text → [`Value::String`], booleans → [`Value::Bool`], blobs/bytea →
 /// [`Value::Binary`], NULL → [`Value::Null`], PostgreSQL timestamps and dates → ISO-8601
