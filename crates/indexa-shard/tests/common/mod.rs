@@ -26,6 +26,7 @@ macro_rules! scenarios_on {
             failure_after_insert_keeps_nothing,
             every_spelling_shares_one_sequence,
             text_column_maximum_is_numeric,
+            concurrent_inserts_of_one_id_keep_one_row,
             same_shard_is_not_a_collision,
             one_shard_has_no_check,
             returning_uuid_with_id_column,

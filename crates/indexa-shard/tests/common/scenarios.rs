@@ -1345,3 +1345,72 @@ pub async fn text_column_maximum_is_numeric(kind: Kind) {
     let err = c.router.next_id("tickets", &by_number).await.unwrap_err();
     assert_eq!(err.code(), "ID_LIMIT_EXCEEDED");
 }
+
+/// Issue 18's units under concurrency: for each id two tasks insert it at once, one on each
+/// shard. Exactly one wins and is mapped; the other is refused and its row removed, so every
+/// id lives on exactly the shard it is mapped to.
+pub async fn concurrent_inserts_of_one_id_keep_one_row(kind: Kind) {
+    let Some(c) = cluster(kind, Setup::default()).await else {
+        return;
+    };
+    c.create_auto_users().await;
+    let router = Arc::new(c.router);
+    let mut tasks = Vec::new();
+    for id in 1..=20u32 {
+        for shard in ["db-a", "db-b"] {
+            let router = Arc::clone(&router);
+            tasks.push(tokio::spawn(async move {
+                let result = router
+                    .insert_shard(
+                        shard,
+                        "INSERT INTO auto_users (id, name) VALUES (?, ?) RETURNING id",
+                        &[num(f64::from(id)), s(shard)],
+                        &with_table("auto_users"),
+                    )
+                    .await;
+                (id, shard, result)
+            }));
+        }
+    }
+    let mut winners = std::collections::HashMap::new();
+    for task in tasks {
+        let (id, shard, result) = task.await.unwrap();
+        match result {
+            Ok(created) => {
+                assert_eq!(created.generated_id, int(i64::from(id)));
+                assert!(winners.insert(id, shard).is_none(), "id {id} won twice");
+            }
+            Err(err) => {
+                assert_eq!(err.code(), "GENERATED_KEY_COLLISION", "{err}");
+                assert_eq!(err.row_removed(), Some(true));
+            }
+        }
+    }
+    assert_eq!(winners.len(), 20);
+    for shard in ["db-a", "db-b"] {
+        let mut ids: Vec<u32> = router
+            .all_shard(shard, "SELECT id FROM auto_users", &[])
+            .await
+            .unwrap()
+            .iter()
+            .map(|row| match field(row, "id") {
+                Value::Number(n) => n as u32,
+                other => panic!("{other:?}"),
+            })
+            .collect();
+        ids.sort_unstable();
+        let mut expected: Vec<u32> = winners
+            .iter()
+            .filter(|(_, s)| **s == shard)
+            .map(|(id, _)| *id)
+            .collect();
+        expected.sort_unstable();
+        assert_eq!(ids, expected, "{shard}");
+        for id in &ids {
+            assert_eq!(
+                router.shard_of(&id.to_string()).await.unwrap().as_deref(),
+                Some(shard)
+            );
+        }
+    }
+}
