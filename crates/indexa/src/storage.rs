@@ -559,6 +559,128 @@ fn range_conditions(
     }
 }
 
+/// Where, within one key (or one index key), the start of a step lies: before every entry
+/// with that key, at a primary key (`bias` 0: that entry included; 1: excluded, ascending;
+/// −1: excluded, descending), or after every entry with that key.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
+enum Position<'a> {
+    Below,
+    At(&'a [u8], i8),
+    Above,
+}
+
+/// The one condition where a cursor step or range read starts, in the direction of travel:
+/// entries (key, primary key) at or beyond `(key, position)`. Of the range's near bound, the
+/// cursor's position and its target only the tightest is written, as a single comparison
+/// (a row value for a primary key), so SQLite seeks the B-tree to it: a step costs one seek
+/// however far into the index the cursor is. Several lower bounds on one column would leave
+/// SQLite to seek to one of them, possibly the range's start, and scan from there.
+struct Start<'a> {
+    bound: Option<(&'a [u8], Position<'a>)>,
+}
+
+impl<'a> Start<'a> {
+    /// The near bound of `range` (the lower one ascending, the upper one descending).
+    fn of_range(range: &'a EncodedRange, descending: bool) -> Self {
+        let near = if descending {
+            &range.upper
+        } else {
+            &range.lower
+        };
+        let (open, closed) = if descending {
+            (Position::Below, Position::Above)
+        } else {
+            (Position::Above, Position::Below)
+        };
+        Start {
+            bound: match near {
+                Bound::Unbounded => None,
+                Bound::Included(k) => Some((k.as_slice(), closed)),
+                Bound::Excluded(k) => Some((k.as_slice(), open)),
+            },
+        }
+    }
+
+    /// Keeps the tighter of the current start and `(key, position)` (given as for
+    /// ascending travel: `Below` = at or beyond `key`, `Above` = strictly beyond it).
+    fn tighten(&mut self, key: &'a [u8], position: Position<'a>, descending: bool) {
+        let candidate = (
+            key,
+            if descending {
+                mirror(position)
+            } else {
+                position
+            },
+        );
+        self.bound = Some(match self.bound.take() {
+            None => candidate,
+            Some(current) if descending => current.min(candidate),
+            Some(current) => current.max(candidate),
+        });
+    }
+
+    /// Appends the start condition on `key_column` (and `pk_column`) and its parameters.
+    fn push_condition(
+        &self,
+        key_column: &str,
+        pk_column: Option<&str>,
+        descending: bool,
+        sql: &mut String,
+        params: &mut Vec<SqlValue>,
+    ) {
+        let Some((key, position)) = &self.bound else {
+            return;
+        };
+        let (strict, inclusive) = if descending { ("<", "<=") } else { (">", ">=") };
+        match position {
+            Position::At(pk, bias) => {
+                let op = if *bias == 0 { inclusive } else { strict };
+                let pk_column = pk_column.expect("a primary-key position needs an index");
+                sql.push_str(&format!(" AND ({key_column}, {pk_column}) {op} (?, ?)"));
+                params.push(SqlValue::Blob(key.to_vec()));
+                params.push(SqlValue::Blob(pk.to_vec()));
+            }
+            Position::Below | Position::Above => {
+                let at_key = (*position == Position::Below) != descending;
+                let op = if at_key { inclusive } else { strict };
+                sql.push_str(&format!(" AND {key_column} {op} ?"));
+                params.push(SqlValue::Blob(key.to_vec()));
+            }
+        }
+    }
+}
+
+/// The same start seen from descending travel (where "beyond" means below).
+fn mirror(position: Position<'_>) -> Position<'_> {
+    match position {
+        Position::Below => Position::Above,
+        Position::Above => Position::Below,
+        Position::At(pk, bias) => Position::At(pk, -bias),
+    }
+}
+
+/// Appends the condition of `range`'s far bound (upper ascending, lower descending).
+fn push_far_bound(
+    column: &str,
+    range: &EncodedRange,
+    descending: bool,
+    sql: &mut String,
+    params: &mut Vec<SqlValue>,
+) {
+    let (far, inclusive, strict) = if descending {
+        (&range.lower, ">=", ">")
+    } else {
+        (&range.upper, "<=", "<")
+    };
+    let (op, key) = match far {
+        Bound::Unbounded => return,
+        Bound::Included(k) => (inclusive, k),
+        Bound::Excluded(k) => (strict, k),
+    };
+    sql.push_str(&format!(" AND {column} {op} ?"));
+    params.push(SqlValue::Blob(key.clone()));
+}
+
 /// A record as stored: encoded key and encoded value (`None` when not asked for).
 pub(crate) type RawRecord = (Vec<u8>, Option<Vec<u8>>);
 
@@ -651,27 +773,43 @@ pub(crate) fn step_store(
     with_value: bool,
     limit: u32,
 ) -> Result<Vec<RawRecord>> {
-    let (mut sql, mut params) = records_in_range(select_records_sql(with_value), store_id, range);
-    let (beyond, at_least, order) = if descending {
-        (
-            " AND key < ?",
-            " AND key <= ?",
-            " ORDER BY key DESC LIMIT ?",
-        )
-    } else {
-        (" AND key > ?", " AND key >= ?", " ORDER BY key LIMIT ?")
-    };
+    let (sql, params) = step_store_sql(
+        store_id, range, descending, after, target, with_value, limit,
+    );
+    query_records(conn, &sql, params, with_value)
+}
+
+/// The statement of [`step_store`] and its parameters.
+fn step_store_sql(
+    store_id: i64,
+    range: &EncodedRange,
+    descending: bool,
+    after: Option<&[u8]>,
+    target: Option<&[u8]>,
+    with_value: bool,
+    limit: u32,
+) -> (String, Vec<SqlValue>) {
+    let mut start = Start::of_range(range, descending);
     if let Some(a) = after {
-        sql.push_str(beyond);
-        params.push(SqlValue::Blob(a.to_vec()));
+        start.tighten(a, Position::Above, descending);
     }
     if let Some(t) = target {
-        sql.push_str(at_least);
-        params.push(SqlValue::Blob(t.to_vec()));
+        start.tighten(t, Position::Below, descending);
     }
-    sql.push_str(order);
+    let mut sql = format!(
+        "{} WHERE object_store_id = ?",
+        select_records_sql(with_value)
+    );
+    let mut params = vec![SqlValue::Integer(store_id)];
+    start.push_condition("key", None, descending, &mut sql, &mut params);
+    push_far_bound("key", range, descending, &mut sql, &mut params);
+    sql.push_str(if descending {
+        " ORDER BY key DESC LIMIT ?"
+    } else {
+        " ORDER BY key LIMIT ?"
+    });
     params.push(SqlValue::Integer(i64::from(limit.max(1))));
-    query_records(conn, &sql, params, with_value)
+    (sql, params)
 }
 
 // ---- index entries ----
@@ -861,53 +999,60 @@ pub(crate) fn step_index(
     with_value: bool,
     limit: u32,
 ) -> Result<Vec<RawEntry>> {
+    let (sql, params) = step_index_sql(
+        index_id, store_id, range, descending, step, with_value, limit,
+    );
+    query_entries(conn, &sql, params, with_value)
+}
+
+/// The statement of [`step_index`] and its parameters.
+#[allow(clippy::too_many_arguments)]
+fn step_index_sql(
+    index_id: i64,
+    store_id: i64,
+    range: &EncodedRange,
+    descending: bool,
+    step: &IndexStep<'_>,
+    with_value: bool,
+    limit: u32,
+) -> (String, Vec<SqlValue>) {
     let mut sql = String::from("SELECT e.key, e.primary_key");
+    let mut params = Vec::new();
     if with_value {
         sql.push_str(", r.value FROM index_entry e JOIN record r ON r.object_store_id = ? AND r.key = e.primary_key WHERE e.index_id = ?");
+        params.push(SqlValue::Integer(store_id));
     } else {
         sql.push_str(" FROM index_entry e WHERE e.index_id = ?");
     }
-    let mut params = Vec::new();
-    if with_value {
-        params.push(SqlValue::Integer(store_id));
-    }
     params.push(SqlValue::Integer(index_id));
-    range_conditions("e.key", range, &mut sql, &mut params);
-    let (gt, ge) = if descending { ("<", "<=") } else { (">", ">=") };
+    let mut start = Start::of_range(range, descending);
     if let Some((k, pk)) = step.after {
-        sql.push_str(&format!(
-            " AND (e.key {gt} ? OR (e.key = ? AND e.primary_key {gt} ?))"
-        ));
-        params.push(SqlValue::Blob(k.to_vec()));
-        params.push(SqlValue::Blob(k.to_vec()));
-        params.push(SqlValue::Blob(pk.to_vec()));
+        start.tighten(k, Position::At(pk, 1), descending);
     }
     if let Some(k) = step.after_key {
-        sql.push_str(&format!(" AND e.key {gt} ?"));
-        params.push(SqlValue::Blob(k.to_vec()));
+        start.tighten(k, Position::Above, descending);
     }
-    match (step.target, step.target_primary_key) {
-        (Some(k), Some(pk)) => {
-            sql.push_str(&format!(
-                " AND (e.key {gt} ? OR (e.key = ? AND e.primary_key {ge} ?))"
-            ));
-            params.push(SqlValue::Blob(k.to_vec()));
-            params.push(SqlValue::Blob(k.to_vec()));
-            params.push(SqlValue::Blob(pk.to_vec()));
-        }
-        (Some(k), None) => {
-            sql.push_str(&format!(" AND e.key {ge} ?"));
-            params.push(SqlValue::Blob(k.to_vec()));
-        }
-        _ => {}
+    if let Some(k) = step.target {
+        let at = step
+            .target_primary_key
+            .map_or(Position::Below, |pk| Position::At(pk, 0));
+        start.tighten(k, at, descending);
     }
+    start.push_condition(
+        "e.key",
+        Some("e.primary_key"),
+        descending,
+        &mut sql,
+        &mut params,
+    );
+    push_far_bound("e.key", range, descending, &mut sql, &mut params);
     sql.push_str(if descending {
         " ORDER BY e.key DESC, e.primary_key DESC LIMIT ?"
     } else {
         " ORDER BY e.key, e.primary_key LIMIT ?"
     });
     params.push(SqlValue::Integer(i64::from(limit.max(1))));
-    query_entries(conn, &sql, params, with_value)
+    (sql, params)
 }
 
 /// The entry with the lowest primary key among those with index key `key`.
@@ -946,4 +1091,124 @@ pub(crate) fn peek_database_file(path: &Path) -> Result<Option<DatabaseRow>> {
     .sql()?;
     conn.busy_timeout(std::time::Duration::from_secs(5)).sql()?;
     read_database_row(&conn)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// SQLite's plan for a statement, one detail line per step.
+    fn plan(conn: &Connection, sql: &str, params: &[SqlValue]) -> Vec<String> {
+        let mut stmt = conn.prepare(&format!("EXPLAIN QUERY PLAN {sql}")).unwrap();
+        stmt.query_map(rusqlite::params_from_iter(params), |r| {
+            r.get::<_, String>(3)
+        })
+        .unwrap()
+        .collect::<rusqlite::Result<Vec<_>>>()
+        .unwrap()
+    }
+
+    fn schema() -> Connection {
+        let conn = Connection::open_in_memory().unwrap();
+        conn.execute_batch(SCHEMA).unwrap();
+        conn
+    }
+
+    fn range(lower: Bound<&[u8]>, upper: Bound<&[u8]>) -> EncodedRange {
+        EncodedRange {
+            lower: lower.map(<[u8]>::to_vec),
+            upper: upper.map(<[u8]>::to_vec),
+        }
+    }
+
+    #[test]
+    fn an_index_step_seeks_to_the_position_past_the_ranges_start() {
+        let conn = schema();
+        let r = range(Bound::Included(b"\x10"), Bound::Excluded(b"\x90"));
+        let step = IndexStep {
+            after: Some((b"\x30", b"\x31")),
+            after_key: None,
+            target: None,
+            target_primary_key: None,
+        };
+        let (sql, params) = step_index_sql(1, 2, &r, false, &step, true, 8);
+        assert_eq!(
+            plan(&conn, &sql, &params),
+            [
+                "SEARCH e USING PRIMARY KEY (index_id=? AND (key,primary_key)>(?,?) AND key<?)",
+                "SEARCH r USING PRIMARY KEY (object_store_id=? AND key=?)"
+            ]
+        );
+        assert_eq!(
+            params.len(),
+            6,
+            "the range's lower bound is not written: {sql}"
+        );
+        let (sql, params) = step_index_sql(1, 2, &r, true, &step, false, 8);
+        assert_eq!(
+            plan(&conn, &sql, &params),
+            ["SEARCH e USING PRIMARY KEY (index_id=? AND key>? AND (key,primary_key)<(?,?))"]
+        );
+    }
+
+    #[test]
+    fn an_index_step_keeps_the_tightest_start() {
+        let r = range(Bound::Included(b"\x10"), Bound::Unbounded);
+        // continuePrimaryKey beyond the position: the target is the start.
+        let step = IndexStep {
+            after: Some((b"\x30", b"\x31")),
+            after_key: None,
+            target: Some(b"\x30"),
+            target_primary_key: Some(b"\x35"),
+        };
+        let (sql, params) = step_index_sql(1, 2, &r, false, &step, false, 1);
+        assert!(sql.contains("(e.key, e.primary_key) >= (?, ?)"), "{sql}");
+        assert_eq!(params[1], SqlValue::Blob(b"\x30".to_vec()));
+        assert_eq!(params[2], SqlValue::Blob(b"\x35".to_vec()));
+        // A target key equal to the position's with no primary key: the position wins.
+        let step = IndexStep {
+            target_primary_key: None,
+            ..step
+        };
+        let (sql, params) = step_index_sql(1, 2, &r, false, &step, false, 1);
+        assert!(sql.contains("(e.key, e.primary_key) > (?, ?)"), "{sql}");
+        assert_eq!(params[2], SqlValue::Blob(b"\x31".to_vec()));
+        // Descending, the position below the range's upper bound starts the step.
+        let r = range(Bound::Unbounded, Bound::Included(b"\x90"));
+        let step = IndexStep {
+            after: None,
+            after_key: Some(b"\x40"),
+            target: Some(b"\x50"),
+            target_primary_key: None,
+        };
+        let (sql, params) = step_index_sql(1, 2, &r, true, &step, false, 1);
+        assert!(sql.contains("AND e.key < ? ORDER BY"), "{sql}");
+        assert_eq!(params[1], SqlValue::Blob(b"\x40".to_vec()));
+    }
+
+    #[test]
+    fn a_store_step_seeks_to_the_position_past_the_ranges_start() {
+        let conn = Connection::open_in_memory().unwrap();
+        conn.execute_batch(SCHEMA).unwrap();
+        let fill = "WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < 2000) INSERT INTO record SELECT 1, CAST(printf('%08d', i) AS BLOB), x'00' FROM n";
+        conn.execute_batch(fill).unwrap();
+        let r = range(Bound::Included(b"00000001"), Bound::Unbounded);
+        let rows = step_store(&conn, 1, &r, false, Some(b"00001500"), None, false, 2).unwrap();
+        assert_eq!(
+            rows,
+            [(b"00001501".to_vec(), None), (b"00001502".to_vec(), None)]
+        );
+        let rows = step_store(&conn, 1, &r, true, Some(b"00001500"), None, false, 1).unwrap();
+        assert_eq!(rows, [(b"00001499".to_vec(), None)]);
+        let (sql, params) = step_store_sql(1, &r, false, Some(b"00001500"), None, true, 2);
+        assert_eq!(
+            plan(&conn, &sql, &params),
+            ["SEARCH record USING PRIMARY KEY (object_store_id=? AND key>?)"]
+        );
+        assert_eq!(
+            params.len(),
+            3,
+            "the range's lower bound is not written: {sql}"
+        );
+    }
 }
