@@ -81,8 +81,83 @@ pub(crate) fn file_name_for(name: &str) -> String {
     format!("db-{escaped}.{EXTENSION}")
 }
 
+/// The suffixes of a database file's companions: SQLite's write-ahead log, its shared-memory
+/// index and its rollback journal.
+const COMPANIONS: [&str; 3] = ["-wal", "-shm", "-journal"];
+
+/// Whether a database file is there: `Ok(false)` when nothing is at `path`, `Ok(true)` for a
+/// regular file. Checked without following links and before anything opens the file, so a
+/// FIFO, device or socket is never opened (opening or reading one can block forever) and a
+/// symbolic link never leads a database out of the data directory.
+///
+/// # Errors
+/// [`Error::Unknown`] when the file, or one of its `-wal`, `-shm` and `-journal`
+/// companions, is a symbolic link or anything but a regular file, or cannot be examined.
+pub(crate) fn database_file_exists(path: &Path) -> Result<bool> {
+    let exists = regular_file_exists(path)?;
+    for suffix in COMPANIONS {
+        let mut companion = path.as_os_str().to_owned();
+        companion.push(suffix);
+        regular_file_exists(Path::new(&companion))?;
+    }
+    Ok(exists)
+}
+
+/// `Ok(false)` when nothing is at `path`, `Ok(true)` for a regular file, an error otherwise.
+fn regular_file_exists(path: &Path) -> Result<bool> {
+    let meta = match fs::symlink_metadata(path) {
+        Ok(meta) => meta,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(false),
+        Err(e) => {
+            return Err(Error::Unknown(format!(
+                "cannot examine {}: {e}",
+                path.display()
+            )))
+        }
+    };
+    let kind = meta.file_type();
+    if kind.is_file() {
+        return Ok(true);
+    }
+    if kind.is_symlink() {
+        return Err(Error::Unknown(format!(
+            "{} is a symbolic link; database files must be regular files inside the data directory, so it was left as it is",
+            path.display()
+        )));
+    }
+    Err(Error::Unknown(format!(
+        "{} is {}, not a regular file, so it is not an Indexa database; it was left as it is",
+        path.display(),
+        file_kind(&kind)
+    )))
+}
+
+/// What a file that is not a regular file or a link is, in words.
+fn file_kind(kind: &fs::FileType) -> &'static str {
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::FileTypeExt;
+        if kind.is_fifo() {
+            return "a FIFO";
+        }
+        if kind.is_socket() {
+            return "a socket";
+        }
+        if kind.is_block_device() || kind.is_char_device() {
+            return "a device";
+        }
+    }
+    if kind.is_dir() {
+        "a directory"
+    } else {
+        "a special file"
+    }
+}
+
 impl Factory {
-    /// A factory over the directory `dir`, created if missing.
+    /// A factory over the directory `dir`, created if missing. A relative `dir` is taken
+    /// relative to the current directory, now; any `dir` is a path (`file:x` is a directory
+    /// named `file:x`, never a SQLite URI).
     ///
     /// # Errors
     /// [`Error::Unknown`] if the directory cannot be created.
@@ -94,8 +169,16 @@ impl Factory {
                 dir.display()
             ))
         })?;
+        // SQLite reads a file name starting with `file:` as a URI whatever the open flags
+        // (the bundled build enables URIs globally); an absolute path never starts so.
+        let dir = std::path::absolute(dir).map_err(|e| {
+            Error::Unknown(format!(
+                "cannot resolve data directory {}: {e}",
+                dir.display()
+            ))
+        })?;
         Ok(Factory {
-            dir: dir.to_path_buf(),
+            dir,
             open: Mutex::new(HashMap::new()),
             _temporary: None,
         })
@@ -136,7 +219,9 @@ impl Factory {
         if let Some(shared) = open.get(name) {
             return Ok(shared.clone());
         }
-        let shared = Arc::new(DatabaseShared::open(name, self.path_for(name))?);
+        let path = self.path_for(name);
+        database_file_exists(&path)?;
+        let shared = Arc::new(DatabaseShared::open(name, path)?);
         open.insert(name.to_owned(), shared.clone());
         Ok(shared)
     }
@@ -197,16 +282,31 @@ impl Factory {
     /// version), without creating or opening it. Another process may change it right after.
     ///
     /// # Errors
-    /// [`Error::Unknown`] when the file exists but cannot be read as an Indexa database.
+    /// [`Error::Unknown`] when something is under the database's file name but it is not an
+    /// Indexa database of that name (a damaged or foreign file, a directory, a link, a FIFO,
+    /// …): a damaged database never looks absent.
     pub fn version(&self, name: &str) -> Result<u64> {
         if let Some(shared) = lock(&self.open).get(name) {
             return Ok(shared.schema().version);
         }
         let path = self.path_for(name);
-        if !path.exists() {
+        if !database_file_exists(&path)? {
             return Ok(0);
         }
-        Ok(storage::peek_database_file(&path)?.map_or(0, |row| row.version))
+        if fs::metadata(&path).is_ok_and(|m| m.len() == 0) {
+            // SQLite makes an empty file a new database when it opens it.
+            return Ok(0);
+        }
+        match storage::peek_database_file(&path) {
+            Ok(Some(row)) if row.name == name => Ok(row.version),
+            Ok(Some(row)) => Err(Error::Unknown(format!(
+                "database file {} belongs to database {:?}, not {name:?}",
+                path.display(),
+                row.name
+            ))),
+            Ok(None) => Err(not_a_database(&path, "it holds no Indexa tables")),
+            Err(e) => Err(not_a_database(&path, e.message())),
+        }
     }
 
     /// Opens a connection to database `name` for a caller that runs the upgrade itself, over
@@ -303,7 +403,8 @@ impl Factory {
     ///
     /// # Errors
     /// [`Error::Unknown`] if the data directory cannot be read. Files that are not Indexa
-    /// databases are skipped.
+    /// databases are skipped, as are links, directories, FIFOs and other files that are not
+    /// regular files (without opening them).
     pub fn databases(&self) -> Result<Vec<DatabaseInfo>> {
         let mut out = Vec::new();
         let entries = fs::read_dir(&self.dir).map_err(|e| {
@@ -315,6 +416,11 @@ impl Factory {
         for entry in entries.flatten() {
             let path = entry.path();
             if path.extension().and_then(|e| e.to_str()) != Some(EXTENSION) {
+                continue;
+            }
+            // Only regular files are opened (a FIFO would block), links are not followed.
+            if !entry.file_type().is_ok_and(|t| t.is_file()) || database_file_exists(&path).is_err()
+            {
                 continue;
             }
             if let Ok(Some(row)) = storage::peek_database_file(&path) {
@@ -336,14 +442,16 @@ impl Factory {
     ///
     /// # Errors
     /// [`Error::Unknown`] if the files cannot be removed, or if the file under that name is
-    /// not an Indexa database of that name (it is then left alone); [`Error::InvalidState`]
+    /// not an Indexa database of that name, or is a link, directory, FIFO or anything but a
+    /// regular file (it is then left alone); [`Error::InvalidState`]
     /// if the calling thread still runs a readwrite transaction on the database.
     pub fn delete_database(&self, name: &str) -> Result<u64> {
         let shared = lock(&self.open).get(name).cloned();
         let path = self.path_for(name);
+        let exists = database_file_exists(&path)?;
         let version = match &shared {
             Some(s) => s.schema().version,
-            None if path.exists() => storage::peek_database_file(&path)
+            None if exists => storage::peek_database_file(&path)
                 .ok()
                 .flatten()
                 .map_or(0, |r| r.version),
@@ -351,7 +459,7 @@ impl Factory {
         };
         match shared {
             Some(s) => self.remove(name, &s)?,
-            None if path.exists() => {
+            None if exists => {
                 // Only a file that is an Indexa database of this name is ours to remove.
                 match storage::peek_database_file(&path) {
                     Ok(Some(row)) if row.name == name => remove_files(&path)?,
@@ -375,9 +483,17 @@ impl Factory {
     }
 }
 
+/// The error for a file under a database's name that is not an Indexa database.
+fn not_a_database(path: &Path, why: &str) -> Error {
+    Error::Unknown(format!(
+        "{} is not an Indexa database ({why}); it was left as it is",
+        path.display()
+    ))
+}
+
 /// Removes a database file with its WAL and shared-memory files.
 fn remove_files(path: &Path) -> Result<()> {
-    for suffix in ["", "-wal", "-shm", "-journal"] {
+    for suffix in std::iter::once("").chain(COMPANIONS) {
         let mut p = path.as_os_str().to_owned();
         p.push(suffix);
         match fs::remove_file(&p) {

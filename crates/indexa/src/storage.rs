@@ -9,7 +9,7 @@ use std::path::Path;
 use std::sync::OnceLock;
 
 use rusqlite::types::Value as SqlValue;
-use rusqlite::{params, Connection, ErrorCode, OptionalExtension};
+use rusqlite::{params, Connection, ErrorCode, OpenFlags, OptionalExtension};
 
 use crate::error::{Error, Result};
 use crate::key_encoding::KEY_ENCODING_VERSION;
@@ -79,9 +79,18 @@ impl<T> SqlResult<T> for rusqlite::Result<T> {
     }
 }
 
-/// Opens (creating if needed) the SQLite file of a database, in WAL mode.
+/// Opens (creating if needed) the SQLite file of a database, in WAL mode. The file must not
+/// be a symbolic link (`SQLITE_OPEN_NOFOLLOW`); `path` is absolute, so it is never read as a
+/// `file:` URI.
 pub(crate) fn open_connection(path: &Path) -> Result<Connection> {
-    let conn = Connection::open(path).sql()?;
+    let conn = Connection::open_with_flags(
+        path,
+        OpenFlags::SQLITE_OPEN_READ_WRITE
+            | OpenFlags::SQLITE_OPEN_CREATE
+            | OpenFlags::SQLITE_OPEN_NO_MUTEX
+            | OpenFlags::SQLITE_OPEN_NOFOLLOW,
+    )
+    .sql()?;
     refuse_foreign_file(&conn)?;
     conn.set_prepared_statement_cache_capacity(128);
     conn.busy_timeout(std::time::Duration::from_secs(30))
@@ -1086,7 +1095,9 @@ pub(crate) fn first_entry_with_key(
 pub(crate) fn peek_database_file(path: &Path) -> Result<Option<DatabaseRow>> {
     let conn = Connection::open_with_flags(
         path,
-        rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY | rusqlite::OpenFlags::SQLITE_OPEN_NO_MUTEX,
+        OpenFlags::SQLITE_OPEN_READ_ONLY
+            | OpenFlags::SQLITE_OPEN_NO_MUTEX
+            | OpenFlags::SQLITE_OPEN_NOFOLLOW,
     )
     .sql()?;
     conn.busy_timeout(std::time::Duration::from_secs(5)).sql()?;
