@@ -152,7 +152,8 @@ fn write_info_text<W: Write>(info: &Value, out: &mut Lines<W>) -> CmdResult {
     Ok(())
 }
 
-/// Runs `indexa list`: one line per database, `NAME<TAB>VERSION`, sorted by name.
+/// Runs `indexa list`: one line per database, `NAME<TAB>VERSION`, sorted by name. A name
+/// is written as it is when it is plain (see [`list_name`]), else as a JSON string.
 ///
 /// # Errors
 /// `UnknownError` if the data directory cannot be read; output errors.
@@ -168,10 +169,27 @@ pub fn list<W: Write>(dir: &DataDir, a: &ListArgs, out: &mut Lines<W>) -> CmdRes
                 .finish();
             out.line(&line)?;
         } else {
-            out.line(&format!("{}\t{}", d.name, d.version))?;
+            out.line(&format!("{}\t{}", list_name(&d.name), d.version))?;
         }
     }
     Ok(())
+}
+
+/// A database name as `indexa list` writes it: as it is when it holds no control character
+/// (tab and newline included), no backslash, no line or paragraph separator (U+2028, U+2029)
+/// and does not start with `"`; otherwise as a JSON string (quoted, escaped), which starts
+/// with `"` — so a name can never forge a line or a column, and reading one back is
+/// unambiguous.
+fn list_name(name: &str) -> std::borrow::Cow<'_, str> {
+    let plain = !name.starts_with('"')
+        && !name
+            .chars()
+            .any(|c| c.is_control() || matches!(c, '\\' | '\u{2028}' | '\u{2029}'));
+    if plain {
+        name.into()
+    } else {
+        value_to_text(&Value::string(name)).into()
+    }
 }
 
 /// Runs `indexa export`: one `{"key":…,"value":…}` line per record, in key order.
