@@ -40,7 +40,7 @@ impl<'t> Index<'t> {
         let schema = self.tx.schema();
         let meta = schema
             .store_by_id(self.store_id)
-            .and_then(|s| s.indexes.values().find(|ix| ix.id == self.id))
+            .and_then(|s| s.index_by_id(self.id))
             .ok_or_else(|| Error::InvalidState("the index has been deleted".into()))?;
         f(meta)
     }
@@ -242,11 +242,8 @@ impl<'t> Index<'t> {
         self.tx
             .mutate(|conn| storage::rename_index(conn, self.id, name))?;
         self.tx.edit_schema(|schema| {
-            if let Some(store) = schema.stores.get_mut(&store_name) {
-                if let Some(mut meta) = store.indexes.remove(&old) {
-                    meta.name = name.to_owned();
-                    store.indexes.insert(name.to_owned(), meta);
-                }
+            if let Some(store) = schema.store_mut(&store_name) {
+                store.rename_index(&old, name);
             }
         });
         Ok(())

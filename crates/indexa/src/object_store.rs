@@ -501,12 +501,8 @@ impl<'t> ObjectStore<'t> {
         }
         self.tx
             .mutate(|conn| storage::rename_store(conn, self.id, name))?;
-        self.tx.edit_schema(|schema| {
-            if let Some(mut meta) = schema.stores.remove(&old) {
-                meta.name = name.to_owned();
-                schema.stores.insert(name.to_owned(), meta);
-            }
-        });
+        self.tx
+            .edit_schema(|schema| schema.rename_store(&old, name));
         Ok(())
     }
 
@@ -567,10 +563,8 @@ impl<'t> ObjectStore<'t> {
             Ok(id)
         })?;
         self.tx.edit_schema(|schema| {
-            if let Some(store) = schema.stores.get_mut(&store_name) {
-                store
-                    .indexes
-                    .insert(name.to_owned(), IndexMeta { id, ..meta });
+            if let Some(store) = schema.store_mut(&store_name) {
+                store.insert_index(IndexMeta { id, ..meta });
             }
         });
         Ok(Index::new(self.tx, self.id, id))
@@ -587,8 +581,8 @@ impl<'t> ObjectStore<'t> {
         self.tx
             .mutate(|conn| storage::delete_index(conn, index_id))?;
         self.tx.edit_schema(|schema| {
-            if let Some(store) = schema.stores.get_mut(&store_name) {
-                store.indexes.remove(name);
+            if let Some(store) = schema.store_mut(&store_name) {
+                store.remove_index(name);
             }
         });
         Ok(())

@@ -1,6 +1,6 @@
 //! The in-memory description of a database's object stores and indexes.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap};
 
 use crate::error::{Error, Result};
 use crate::key_path::KeyPath;
@@ -13,8 +13,13 @@ pub(crate) struct StoreMeta {
     pub name: String,
     pub key_path: Option<KeyPath>,
     pub auto_increment: bool,
-    /// Indexes by name.
+    /// Indexes by name. Change them only through [`StoreMeta::insert_index`],
+    /// [`StoreMeta::remove_index`] and [`StoreMeta::rename_index`], which keep
+    /// `index_names` in step.
     pub indexes: BTreeMap<String, IndexMeta>,
+    /// The name of each index, by id, so a handle finds its index in logarithmic time
+    /// rather than by a scan of all indexes.
+    index_names: HashMap<i64, String>,
 }
 
 /// An index's definition.
@@ -32,7 +37,11 @@ pub(crate) struct IndexMeta {
 pub(crate) struct Schema {
     pub version: u64,
     /// Object stores by name (so names list in sorted order, as `objectStoreNames` does).
+    /// Change them only through [`Schema::insert_store`], [`Schema::remove_store`],
+    /// [`Schema::rename_store`] and [`Schema::store_mut`], which keep `store_names` in step.
     pub stores: BTreeMap<String, StoreMeta>,
+    /// The name of each object store, by id.
+    store_names: HashMap<i64, String>,
 }
 
 /// Stored form of a key path: its strings joined by `,` (which no identifier contains) and
@@ -62,16 +71,7 @@ impl Schema {
         } in storage::load_stores(conn)?
         {
             let key_path = key_path.as_ref().map(key_path_from_stored).transpose()?;
-            by_id.insert(
-                id,
-                StoreMeta {
-                    id,
-                    name,
-                    key_path,
-                    auto_increment,
-                    indexes: BTreeMap::new(),
-                },
-            );
+            by_id.insert(id, StoreMeta::new(id, name, key_path, auto_increment));
         }
         for row in storage::load_indexes(conn)? {
             let IndexRow {
@@ -85,21 +85,22 @@ impl Schema {
             let store = by_id
                 .get_mut(&store_id)
                 .ok_or_else(|| Error::Unknown(format!("index {name:?} has no object store")))?;
-            store.indexes.insert(
-                name.clone(),
-                IndexMeta {
-                    id,
-                    name,
-                    key_path: key_path_from_stored(&key_path)?,
-                    unique,
-                    multi_entry,
-                },
-            );
+            store.insert_index(IndexMeta {
+                id,
+                name,
+                key_path: key_path_from_stored(&key_path)?,
+                unique,
+                multi_entry,
+            });
         }
-        Ok(Schema {
+        let mut schema = Schema {
             version,
-            stores: by_id.into_values().map(|s| (s.name.clone(), s)).collect(),
-        })
+            ..Schema::default()
+        };
+        for store in by_id.into_values() {
+            schema.insert_store(store);
+        }
+        Ok(schema)
     }
 
     /// The object store called `name`.
@@ -114,11 +115,84 @@ impl Schema {
 
     /// The object store whose id is `id`, if it still exists.
     pub fn store_by_id(&self, id: i64) -> Option<&StoreMeta> {
-        self.stores.values().find(|s| s.id == id)
+        self.stores.get(self.store_names.get(&id)?)
+    }
+
+    /// The object store called `name`, to change its indexes.
+    pub fn store_mut(&mut self, name: &str) -> Option<&mut StoreMeta> {
+        self.stores.get_mut(name)
+    }
+
+    /// Adds an object store (replacing one of the same name).
+    pub fn insert_store(&mut self, store: StoreMeta) {
+        self.store_names.insert(store.id, store.name.clone());
+        if let Some(old) = self.stores.insert(store.name.clone(), store) {
+            self.store_names.remove(&old.id);
+        }
+    }
+
+    /// Removes the object store called `name`.
+    pub fn remove_store(&mut self, name: &str) -> Option<StoreMeta> {
+        let store = self.stores.remove(name)?;
+        self.store_names.remove(&store.id);
+        Some(store)
+    }
+
+    /// Renames the object store called `old` to `new`.
+    pub fn rename_store(&mut self, old: &str, new: &str) {
+        if let Some(mut store) = self.remove_store(old) {
+            store.name = new.to_owned();
+            self.insert_store(store);
+        }
     }
 }
 
 impl StoreMeta {
+    /// A store definition without indexes.
+    pub fn new(
+        id: i64,
+        name: String,
+        key_path: Option<KeyPath>,
+        auto_increment: bool,
+    ) -> StoreMeta {
+        StoreMeta {
+            id,
+            name,
+            key_path,
+            auto_increment,
+            indexes: BTreeMap::new(),
+            index_names: HashMap::new(),
+        }
+    }
+
+    /// The index whose id is `id`, if it still exists.
+    pub fn index_by_id(&self, id: i64) -> Option<&IndexMeta> {
+        self.indexes.get(self.index_names.get(&id)?)
+    }
+
+    /// Adds an index (replacing one of the same name).
+    pub fn insert_index(&mut self, index: IndexMeta) {
+        self.index_names.insert(index.id, index.name.clone());
+        if let Some(old) = self.indexes.insert(index.name.clone(), index) {
+            self.index_names.remove(&old.id);
+        }
+    }
+
+    /// Removes the index called `name`.
+    pub fn remove_index(&mut self, name: &str) -> Option<IndexMeta> {
+        let index = self.indexes.remove(name)?;
+        self.index_names.remove(&index.id);
+        Some(index)
+    }
+
+    /// Renames the index called `old` to `new`.
+    pub fn rename_index(&mut self, old: &str, new: &str) {
+        if let Some(mut index) = self.remove_index(old) {
+            index.name = new.to_owned();
+            self.insert_index(index);
+        }
+    }
+
     /// The index called `name`.
     ///
     /// # Errors
@@ -130,5 +204,43 @@ impl StoreMeta {
                 self.name
             ))
         })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn index(id: i64, name: &str) -> IndexMeta {
+        IndexMeta {
+            id,
+            name: name.to_owned(),
+            key_path: KeyPath::parse("a").unwrap(),
+            unique: false,
+            multi_entry: false,
+        }
+    }
+
+    #[test]
+    fn lookups_by_id_follow_renames_and_removals() {
+        let mut schema = Schema::default();
+        schema.insert_store(StoreMeta::new(7, "s".into(), None, false));
+        schema.insert_store(StoreMeta::new(8, "t".into(), None, false));
+        let store = schema.store_mut("s").unwrap();
+        store.insert_index(index(1, "a"));
+        store.insert_index(index(2, "b"));
+        store.rename_index("a", "c");
+        assert_eq!(store.index_by_id(1).unwrap().name, "c");
+        assert_eq!(store.remove_index("b").unwrap().id, 2);
+        assert!(store.index_by_id(2).is_none());
+        schema.rename_store("s", "u");
+        assert_eq!(schema.store_by_id(7).unwrap().name, "u");
+        assert_eq!(
+            schema.store_by_id(7).unwrap().index_by_id(1).unwrap().name,
+            "c"
+        );
+        schema.remove_store("t");
+        assert!(schema.store_by_id(8).is_none());
+        assert_eq!(schema.stores.keys().collect::<Vec<_>>(), ["u"]);
     }
 }

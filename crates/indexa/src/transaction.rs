@@ -407,16 +407,12 @@ impl Transaction {
             )
         })?;
         let mut state = self.state.borrow_mut();
-        Arc::make_mut(&mut state.schema).stores.insert(
+        Arc::make_mut(&mut state.schema).insert_store(StoreMeta::new(
+            id,
             name.to_owned(),
-            StoreMeta {
-                id,
-                name: name.to_owned(),
-                key_path,
-                auto_increment,
-                indexes: Default::default(),
-            },
-        );
+            key_path,
+            auto_increment,
+        ));
         state.generators.remove(&id);
         drop(state);
         Ok(ObjectStore::new(self, id))
@@ -434,7 +430,7 @@ impl Transaction {
         let id = self.state.borrow().schema.store(name)?.id;
         self.mutate(|conn| storage::delete_store(conn, id))?;
         let mut state = self.state.borrow_mut();
-        Arc::make_mut(&mut state.schema).stores.remove(name);
+        Arc::make_mut(&mut state.schema).remove_store(name);
         state.generators.remove(&id);
         Ok(())
     }
