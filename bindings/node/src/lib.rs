@@ -16,13 +16,13 @@ use std::sync::Arc;
 use indexa::{
     check_that_a_key_could_be_injected_into_a_value, compare_two_keys,
     extract_key_from_value_using_key_path, CursorDirection, Durability, Factory, KeyPath,
-    KeyPathExtraction, KeyRange, TransactionMode,
+    KeyPathExtraction, KeyRange, TransactionMode, Utf16String,
 };
 use napi::bindgen_prelude::{AsyncTask, Buffer, Either};
 use napi::threadsafe_function::{
     ErrorStrategy, ThreadSafeCallContext, ThreadsafeFunction, ThreadsafeFunctionCallMode,
 };
-use napi::{Env, JsBoolean, JsFunction, JsObject, JsUnknown, Result, Task, ValueType};
+use napi::{Env, JsBoolean, JsFunction, JsObject, JsString, JsUnknown, Result, Task, ValueType};
 use napi_derive::napi;
 
 use convert::{
@@ -142,20 +142,20 @@ impl NativeFactory {
 
     /// Resolves to the version of database `name` (0 when it does not exist).
     #[napi]
-    pub fn version(&self, name: String) -> AsyncTask<FactoryTask> {
-        AsyncTask::new(FactoryTask {
+    pub fn version(&self, name: JsString) -> Result<AsyncTask<FactoryTask>> {
+        Ok(AsyncTask::new(FactoryTask {
             factory: self.factory.clone(),
-            job: FactoryJob::Version(name),
-        })
+            job: FactoryJob::Version(utf16_name(name)?),
+        }))
     }
 
     /// Deletes database `name`; resolves to the version it had (0 when missing).
     #[napi]
-    pub fn delete_database(&self, name: String) -> AsyncTask<FactoryTask> {
-        AsyncTask::new(FactoryTask {
+    pub fn delete_database(&self, name: JsString) -> Result<AsyncTask<FactoryTask>> {
+        Ok(AsyncTask::new(FactoryTask {
             factory: self.factory.clone(),
-            job: FactoryJob::Delete(name),
-        })
+            job: FactoryJob::Delete(utf16_name(name)?),
+        }))
     }
 
     /// Resolves to `[{name, version}, …]`, sorted by name.
@@ -170,8 +170,8 @@ impl NativeFactory {
 
 /// What a [`FactoryTask`] does.
 pub enum FactoryJob {
-    Version(String),
-    Delete(String),
+    Version(Utf16String),
+    Delete(Utf16String),
     List,
 }
 
@@ -184,7 +184,7 @@ pub struct FactoryTask {
 /// The outcome of a [`FactoryTask`].
 pub enum FactoryOutput {
     Version(u64),
-    List(Vec<indexa::DatabaseInfo>),
+    List(Vec<(Utf16String, u64)>),
 }
 
 impl Task for FactoryTask {
@@ -193,12 +193,15 @@ impl Task for FactoryTask {
 
     fn compute(&mut self) -> Result<FactoryOutput> {
         match &self.job {
-            FactoryJob::Version(name) => self.factory.version(name).map(FactoryOutput::Version),
+            FactoryJob::Version(name) => self
+                .factory
+                .version(name.clone())
+                .map(FactoryOutput::Version),
             FactoryJob::Delete(name) => self
                 .factory
-                .delete_database(name)
+                .delete_database(name.clone())
                 .map(FactoryOutput::Version),
-            FactoryJob::List => self.factory.databases().map(FactoryOutput::List),
+            FactoryJob::List => self.factory.databases_utf16().map(FactoryOutput::List),
         }
         .map_err(engine_error)
     }
@@ -208,16 +211,26 @@ impl Task for FactoryTask {
             FactoryOutput::Version(v) => Ok(env.create_double(v as f64)?.into_unknown()),
             FactoryOutput::List(list) => {
                 let mut array = env.create_array_with_length(list.len())?;
-                for (i, info) in list.iter().enumerate() {
+                for (i, (name, version)) in list.iter().enumerate() {
                     let mut o = env.create_object()?;
-                    o.set_named_property("name", env.create_string(&info.name)?)?;
-                    o.set_named_property("version", env.create_double(info.version as f64)?)?;
+                    o.set_named_property("name", env.create_string_utf16(name.units())?)?;
+                    o.set_named_property("version", env.create_double(*version as f64)?)?;
                     array.set_element(i as u32, o)?;
                 }
                 Ok(array.into_unknown())
             }
         }
     }
+}
+
+/// A database name exactly as JavaScript holds it: UTF-16 code units, lone surrogates kept
+/// (a `String` argument would replace them with U+FFFD, and distinct names would collide).
+fn utf16_name(name: JsString) -> Result<Utf16String> {
+    let len = name.utf16_len()?;
+    // The buffer napi fills ends with a NUL terminator that is not part of the string.
+    let mut units = name.into_utf16()?.as_slice().to_vec();
+    units.truncate(len);
+    Ok(Utf16String::from_units(units))
 }
 
 fn key_path_to_js(env: &Env, kp: &KeyPath) -> Result<JsUnknown> {
@@ -453,11 +466,11 @@ impl NativeConnection {
     /// Opens database `name` at `version`, beginning the versionchange transaction `tx` when
     /// it is below.
     #[napi]
-    pub fn open(&self, id: u32, tx: u32, name: String, version: f64) -> Result<()> {
+    pub fn open(&self, id: u32, tx: u32, name: JsString, version: f64) -> Result<()> {
         self.send(Op::Open {
             id,
             tx,
-            name,
+            name: utf16_name(name)?,
             version: version as u64,
         })
     }

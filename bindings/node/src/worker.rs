@@ -21,7 +21,7 @@ use std::sync::Arc;
 
 use indexa::{
     Cursor, CursorDirection, Database, Durability, Error, Factory, Key, KeyPath, KeyRange, Query,
-    Transaction, TransactionMode, Value,
+    Transaction, TransactionMode, Utf16String, Value,
 };
 
 /// What a read request returns.
@@ -43,7 +43,7 @@ pub enum Op {
     Open {
         id: u32,
         tx: u32,
-        name: String,
+        name: Utf16String,
         version: u64,
     },
     Begin {
@@ -461,7 +461,7 @@ impl Worker {
                 tx,
                 name,
                 version,
-            } => (id, self.open(tx, &name, version)),
+            } => (id, self.open(tx, name, version)),
             Op::Begin {
                 id,
                 tx,
@@ -663,7 +663,7 @@ impl Worker {
         Some(Reply { id, result })
     }
 
-    fn open(&mut self, tx: u32, name: &str, version: u64) -> Result<Payload, Error> {
+    fn open(&mut self, tx: u32, name: Utf16String, version: u64) -> Result<Payload, Error> {
         let (db, upgrade) = self.factory.begin_upgrade(name, version)?;
         let (old_version, stores) = match upgrade {
             Some((t, old)) => {

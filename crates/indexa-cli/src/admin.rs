@@ -4,7 +4,8 @@ use std::io::Write;
 
 use clap::Args;
 use indexa::{
-    value_to_text, CursorDirection, Durability, TransactionMode, Value, MAX_GENERATED_KEY,
+    value_to_text, CursorDirection, Durability, TransactionMode, Utf16String, Value,
+    MAX_GENERATED_KEY,
 };
 
 use crate::error::{CliError, CmdResult};
@@ -161,15 +162,15 @@ pub fn list<W: Write>(dir: &DataDir, a: &ListArgs, out: &mut Lines<W>) -> CmdRes
     let Some(factory) = dir.existing_factory()? else {
         return Ok(());
     };
-    for d in factory.databases()? {
+    for (name, version) in factory.databases_utf16()? {
         if a.json {
             let line = JsonObject::new()
-                .value("name", &Value::string(&d.name))
-                .value("version", &number(d.version))
+                .value("name", &Value::String(name))
+                .value("version", &number(version))
                 .finish();
             out.line(&line)?;
         } else {
-            out.line(&format!("{}\t{}", list_name(&d.name), d.version))?;
+            out.line(&format!("{}\t{version}", list_name(name)))?;
         }
     }
     Ok(())
@@ -177,18 +178,19 @@ pub fn list<W: Write>(dir: &DataDir, a: &ListArgs, out: &mut Lines<W>) -> CmdRes
 
 /// A database name as `indexa list` writes it: as it is when it holds no control character
 /// (tab and newline included), no backslash, no line or paragraph separator (U+2028, U+2029)
-/// and does not start with `"`; otherwise as a JSON string (quoted, escaped), which starts
-/// with `"` — so a name can never forge a line or a column, and reading one back is
-/// unambiguous.
-fn list_name(name: &str) -> std::borrow::Cow<'_, str> {
-    let plain = !name.starts_with('"')
-        && !name
-            .chars()
-            .any(|c| c.is_control() || matches!(c, '\\' | '\u{2028}' | '\u{2029}'));
-    if plain {
-        name.into()
-    } else {
-        value_to_text(&Value::string(name)).into()
+/// and no lone surrogate, and does not start with `"`; otherwise as a JSON string (quoted,
+/// escaped, a lone surrogate as its `\uXXXX` escape), which starts with `"` — so a name can
+/// never forge a line or a column, and reading one back is unambiguous.
+fn list_name(name: Utf16String) -> String {
+    let plain = name.to_string().filter(|text| {
+        !text.starts_with('"')
+            && !text
+                .chars()
+                .any(|c| c.is_control() || matches!(c, '\\' | '\u{2028}' | '\u{2029}'))
+    });
+    match plain {
+        Some(text) => text,
+        None => value_to_text(&Value::String(name)),
     }
 }
 

@@ -13,6 +13,7 @@ use crate::error::{Error, Result};
 use crate::schema::Schema;
 use crate::storage;
 use crate::transaction::{Durability, Transaction, TransactionMode};
+use crate::utf16::Utf16String;
 
 /// What all connections to one database share: its SQLite connections and cached schema.
 ///
@@ -20,7 +21,11 @@ use crate::transaction::{Durability, Transaction, TransactionMode};
 /// at a time, in the order they obtain it. Readonly transactions take a reader connection of
 /// their own (WAL lets them run beside the writer).
 pub(crate) struct DatabaseShared {
+    /// The name as Rust text, lone surrogates replaced by U+FFFD (for messages and
+    /// [`Database::name`]).
     pub name: String,
+    /// The name exactly, as UTF-16 code units.
+    pub name_units: Utf16String,
     pub path: PathBuf,
     writer: Mutex<WriterSlot>,
     writer_returned: Condvar,
@@ -53,12 +58,13 @@ fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
 
 impl DatabaseShared {
     /// Opens (creating if needed) the database's storage and loads its schema.
-    pub fn open(name: &str, path: PathBuf) -> Result<DatabaseShared> {
+    pub fn open(name: &Utf16String, path: PathBuf) -> Result<DatabaseShared> {
         let conn = storage::open_connection(&path)?;
         let row = storage::initialize(&conn, name)?;
         let schema = Schema::load(&conn, row.version)?;
         Ok(DatabaseShared {
-            name: name.to_owned(),
+            name: name.to_string_lossy(),
+            name_units: name.clone(),
             path,
             writer: Mutex::new(WriterSlot {
                 conn: Some(conn),
@@ -196,9 +202,15 @@ impl Database {
         }
     }
 
-    /// The database's name.
+    /// The database's name, with any lone surrogate replaced by U+FFFD (see
+    /// [`Database::name_units`] for the exact name).
     pub fn name(&self) -> &str {
         &self.shared.name
+    }
+
+    /// The database's name exactly, as UTF-16 code units (`IDBDatabase.name`).
+    pub fn name_units(&self) -> &Utf16String {
+        &self.shared.name_units
     }
 
     /// The database's version (≥ 1 once opened).

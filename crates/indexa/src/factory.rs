@@ -12,6 +12,7 @@ use crate::database::{Database, DatabaseShared};
 use crate::error::{Error, Result};
 use crate::storage;
 use crate::transaction::{Durability, Transaction, TransactionMode};
+use crate::utf16::Utf16String;
 
 /// The largest database version: `open`'s `[EnforceRange] unsigned long long` accepts
 /// integers up to 2^53 − 1.
@@ -23,7 +24,8 @@ const EXTENSION: &str = "indexa";
 /// A database's name and version, as listed by [`Factory::databases`].
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct DatabaseInfo {
-    /// The database's name.
+    /// The database's name, with any lone surrogate replaced by U+FFFD (see
+    /// [`Factory::databases_utf16`] for the exact names).
     pub name: String,
     /// Its version (≥ 1).
     pub version: u64,
@@ -36,7 +38,7 @@ pub struct DatabaseInfo {
 /// directory. A `Factory` is `Send + Sync`; use one per directory in a process.
 pub struct Factory {
     dir: PathBuf,
-    open: Mutex<HashMap<String, Arc<DatabaseShared>>>,
+    open: Mutex<HashMap<Utf16String, Arc<DatabaseShared>>>,
     /// For [`Factory::temporary`]: the directory, removed when the factory is dropped.
     _temporary: Option<tempfile::TempDir>,
 }
@@ -51,13 +53,15 @@ fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
     m.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
 }
 
-/// The file name for a database name: `db-` plus the name with every byte outside
-/// `[A-Za-z0-9_-]` written as `%XX`; names whose escaped form is longer than 120 bytes keep
-/// 80 bytes of it and add a 64-bit FNV-1a hash of the whole name. The real name is stored
-/// inside the file and checked on open.
-pub(crate) fn file_name_for(name: &str) -> String {
-    let mut escaped = String::with_capacity(name.len());
-    for b in name.bytes() {
+/// The file name for a database name: `db-` plus the name's WTF-8 bytes (UTF-8 for every
+/// name without lone surrogates), every byte outside `[A-Za-z0-9_-]` written as `%XX`; names
+/// whose escaped form is longer than 120 bytes keep 80 bytes of it and add a 64-bit FNV-1a
+/// hash of the whole name's bytes. Distinct UTF-16 names have distinct bytes. The real name
+/// is stored inside the file and checked on open.
+pub(crate) fn file_name_for(name: &Utf16String) -> String {
+    let bytes = name.to_wtf8();
+    let mut escaped = String::with_capacity(bytes.len());
+    for &b in &bytes {
         if b.is_ascii_alphanumeric() || b == b'_' || b == b'-' {
             escaped.push(b as char);
         } else {
@@ -66,7 +70,7 @@ pub(crate) fn file_name_for(name: &str) -> String {
     }
     if escaped.len() > 120 {
         let mut hash: u64 = 0xcbf2_9ce4_8422_2325;
-        for b in name.bytes() {
+        for &b in &bytes {
             hash ^= u64::from(b);
             hash = hash.wrapping_mul(0x0000_0100_0000_01b3);
         }
@@ -208,13 +212,13 @@ impl Factory {
         &self.dir
     }
 
-    fn path_for(&self, name: &str) -> PathBuf {
+    fn path_for(&self, name: &Utf16String) -> PathBuf {
         self.dir.join(file_name_for(name))
     }
 
     /// The shared state of database `name`, opening its storage if needed (a missing database
     /// is created at version 0).
-    fn shared(&self, name: &str) -> Result<Arc<DatabaseShared>> {
+    fn shared(&self, name: &Utf16String) -> Result<Arc<DatabaseShared>> {
         let mut open = lock(&self.open);
         if let Some(shared) = open.get(name) {
             return Ok(shared.clone());
@@ -222,7 +226,7 @@ impl Factory {
         let path = self.path_for(name);
         database_file_exists(&path)?;
         let shared = Arc::new(DatabaseShared::open(name, path)?);
-        open.insert(name.to_owned(), shared.clone());
+        open.insert(name.clone(), shared.clone());
         Ok(shared)
     }
 
@@ -242,10 +246,16 @@ impl Factory {
     ///   removed again).
     /// - [`Error::Unknown`] when storage fails or the file is not an Indexa database of this
     ///   format version.
-    pub fn open<F>(&self, name: &str, version: Option<u64>, upgrade: F) -> Result<Database>
+    pub fn open<F>(
+        &self,
+        name: impl Into<Utf16String>,
+        version: Option<u64>,
+        upgrade: F,
+    ) -> Result<Database>
     where
         F: FnOnce(&Transaction, u64, u64) -> Result<()>,
     {
+        let name = &name.into();
         if version == Some(0) || version.is_some_and(|v| v > MAX_VERSION) {
             return Err(Error::Type(format!(
                 "the version must be an integer from 1 to 2^53 - 1 ({MAX_VERSION})"
@@ -285,7 +295,8 @@ impl Factory {
     /// [`Error::Unknown`] when something is under the database's file name but it is not an
     /// Indexa database of that name (a damaged or foreign file, a directory, a link, a FIFO,
     /// …): a damaged database never looks absent.
-    pub fn version(&self, name: &str) -> Result<u64> {
+    pub fn version(&self, name: impl Into<Utf16String>) -> Result<u64> {
+        let name = &name.into();
         if let Some(shared) = lock(&self.open).get(name) {
             return Ok(shared.schema().version);
         }
@@ -298,7 +309,7 @@ impl Factory {
             return Ok(0);
         }
         match storage::peek_database_file(&path) {
-            Ok(Some(row)) if row.name == name => Ok(row.version),
+            Ok(Some(row)) if row.name == *name => Ok(row.version),
             Ok(Some(row)) => Err(Error::Unknown(format!(
                 "database file {} belongs to database {:?}, not {name:?}",
                 path.display(),
@@ -331,9 +342,10 @@ impl Factory {
     ///   on this database; [`Error::Unknown`] when storage fails.
     pub fn begin_upgrade(
         &self,
-        name: &str,
+        name: impl Into<Utf16String>,
         version: u64,
     ) -> Result<(Database, Option<(Transaction, u64)>)> {
+        let name = &name.into();
         if version == 0 {
             return Err(Error::Type("the version must be at least 1".into()));
         }
@@ -399,13 +411,29 @@ impl Factory {
         }
     }
 
-    /// Lists the databases (`IDBFactory.databases`), sorted by name.
+    /// Lists the databases (`IDBFactory.databases`), sorted by name (in code-unit order),
+    /// each name with any lone surrogate replaced by U+FFFD.
+    ///
+    /// # Errors
+    /// As [`Factory::databases_utf16`].
+    pub fn databases(&self) -> Result<Vec<DatabaseInfo>> {
+        Ok(self
+            .databases_utf16()?
+            .into_iter()
+            .map(|(name, version)| DatabaseInfo {
+                name: name.to_string_lossy(),
+                version,
+            })
+            .collect())
+    }
+
+    /// Lists the databases as (exact name, version), sorted by name in code-unit order.
     ///
     /// # Errors
     /// [`Error::Unknown`] if the data directory cannot be read. Files that are not Indexa
     /// databases are skipped, as are links, directories, FIFOs and other files that are not
     /// regular files (without opening them).
-    pub fn databases(&self) -> Result<Vec<DatabaseInfo>> {
+    pub fn databases_utf16(&self) -> Result<Vec<(Utf16String, u64)>> {
         let mut out = Vec::new();
         let entries = fs::read_dir(&self.dir).map_err(|e| {
             Error::Unknown(format!(
@@ -425,14 +453,11 @@ impl Factory {
             }
             if let Ok(Some(row)) = storage::peek_database_file(&path) {
                 if row.version > 0 {
-                    out.push(DatabaseInfo {
-                        name: row.name,
-                        version: row.version,
-                    });
+                    out.push((row.name, row.version));
                 }
             }
         }
-        out.sort_by(|a, b| a.name.cmp(&b.name));
+        out.sort();
         Ok(out)
     }
 
@@ -445,7 +470,8 @@ impl Factory {
     /// not an Indexa database of that name, or is a link, directory, FIFO or anything but a
     /// regular file (it is then left alone); [`Error::InvalidState`]
     /// if the calling thread still runs a readwrite transaction on the database.
-    pub fn delete_database(&self, name: &str) -> Result<u64> {
+    pub fn delete_database(&self, name: impl Into<Utf16String>) -> Result<u64> {
+        let name = &name.into();
         let shared = lock(&self.open).get(name).cloned();
         let path = self.path_for(name);
         let exists = database_file_exists(&path)?;
@@ -462,7 +488,7 @@ impl Factory {
             None if exists => {
                 // Only a file that is an Indexa database of this name is ours to remove.
                 match storage::peek_database_file(&path) {
-                    Ok(Some(row)) if row.name == name => remove_files(&path)?,
+                    Ok(Some(row)) if row.name == *name => remove_files(&path)?,
                     _ => {
                         return Err(Error::Unknown(format!(
                             "{} is not an Indexa database; it was left as it is",
@@ -476,7 +502,7 @@ impl Factory {
         Ok(version)
     }
 
-    fn remove(&self, name: &str, shared: &Arc<DatabaseShared>) -> Result<()> {
+    fn remove(&self, name: &Utf16String, shared: &Arc<DatabaseShared>) -> Result<()> {
         shared.mark_deleted()?;
         lock(&self.open).remove(name);
         remove_files(&shared.path)
@@ -514,21 +540,45 @@ fn remove_files(path: &Path) -> Result<()> {
 mod tests {
     use super::*;
 
+    fn name_of(name: &str) -> String {
+        file_name_for(&Utf16String::from(name))
+    }
+
+    fn units(units: &[u16]) -> String {
+        file_name_for(&Utf16String::from_units(units.to_vec()))
+    }
+
+    #[test]
+    fn every_utf16_name_has_its_own_file() {
+        // Lone surrogates are written as their WTF-8 bytes, which no valid name has.
+        assert_eq!(units(&[0xD800]), "db-%ED%A0%80.indexa");
+        assert_eq!(units(&[0xDC00]), "db-%ED%B0%80.indexa");
+        assert_eq!(units(&[0xFFFD]), "db-%EF%BF%BD.indexa");
+        // A pair is one code point, as in UTF-8; the same units reversed are two lone ones.
+        assert_eq!(units(&[0xD834, 0xDD1E]), name_of("\u{1D11E}"));
+        assert_eq!(units(&[0xDD1E, 0xD834]), "db-%ED%B4%9E%ED%A0%B4.indexa");
+        // Long names hash their WTF-8 bytes.
+        let long_lone: Vec<u16> = std::iter::repeat(0xD800).take(100).collect();
+        let mut long_other = long_lone.clone();
+        long_other[99] = 0xFFFD;
+        assert_ne!(units(&long_lone), units(&long_other));
+    }
+
     #[test]
     fn file_names_are_safe() {
-        assert_eq!(file_name_for("library"), "db-library.indexa");
-        assert_eq!(file_name_for(""), "db-.indexa");
-        assert_eq!(file_name_for("CON"), "db-CON.indexa");
+        assert_eq!(name_of("library"), "db-library.indexa");
+        assert_eq!(name_of(""), "db-.indexa");
+        assert_eq!(name_of("CON"), "db-CON.indexa");
         assert_eq!(
-            file_name_for("../../etc/x"),
+            name_of("../../etc/x"),
             "db-%2E%2E%2F%2E%2E%2Fetc%2Fx.indexa"
         );
-        assert_eq!(file_name_for("ñ"), "db-%C3%B1.indexa");
+        assert_eq!(name_of("ñ"), "db-%C3%B1.indexa");
         let long = "x".repeat(10_000);
-        let f = file_name_for(&long);
+        let f = name_of(&long);
         assert!(f.len() < 120, "{f}");
-        assert_ne!(f, file_name_for(&"x".repeat(9_999)));
+        assert_ne!(f, name_of(&"x".repeat(9_999)));
         let long_escaped = "/".repeat(500);
-        assert!(!file_name_for(&long_escaped).contains('/'));
+        assert!(!name_of(&long_escaped).contains('/'));
     }
 }

@@ -14,6 +14,8 @@ use rusqlite::{params, Connection, ErrorCode, OpenFlags, OptionalExtension};
 use crate::error::{Error, Result};
 use crate::key_encoding::KEY_ENCODING_VERSION;
 use crate::key_range::EncodedRange;
+use crate::utf16::Utf16String;
+use crate::value_codec::wtf8_to_units;
 use crate::value_codec::VALUE_FORMAT_VERSION;
 
 /// Version of the SQLite table layout below.
@@ -136,8 +138,30 @@ fn refuse_foreign_file(conn: &Connection) -> Result<()> {
 /// The row describing the database file.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) struct DatabaseRow {
-    pub name: String,
+    pub name: Utf16String,
     pub version: u64,
+}
+
+/// A database name as stored in `database.name`: TEXT when it is valid Unicode (every name
+/// a build before lone-surrogate names wrote), else its WTF-8 bytes as a BLOB, so every
+/// UTF-16 name is kept exactly.
+fn name_to_sql(name: &Utf16String) -> SqlValue {
+    match name.to_string() {
+        Some(text) => SqlValue::Text(text),
+        None => SqlValue::Blob(name.to_wtf8()),
+    }
+}
+
+/// Reads a name written by [`name_to_sql`].
+fn name_from_sql(value: SqlValue) -> Result<Utf16String> {
+    match value {
+        SqlValue::Text(text) => Ok(Utf16String::from(text)),
+        SqlValue::Blob(bytes) => wtf8_to_units(&bytes)
+            .ok_or_else(|| Error::Unknown("the stored database name is not valid WTF-8".into())),
+        other => Err(Error::Unknown(format!(
+            "the stored database name is not text: {other:?}"
+        ))),
+    }
 }
 
 /// Creates the tables of a new file, or checks an existing file's format versions.
@@ -145,7 +169,7 @@ pub(crate) struct DatabaseRow {
 /// # Errors
 /// [`Error::Unknown`] for a file that is not an Indexa database, one of another format
 /// version, or one made for another database name.
-pub(crate) fn initialize(conn: &Connection, name: &str) -> Result<DatabaseRow> {
+pub(crate) fn initialize(conn: &Connection, name: &Utf16String) -> Result<DatabaseRow> {
     conn.execute_batch("BEGIN IMMEDIATE").sql()?;
     let result = (|| {
         conn.execute_batch(SCHEMA).sql()?;
@@ -155,7 +179,7 @@ pub(crate) fn initialize(conn: &Connection, name: &str) -> Result<DatabaseRow> {
                 [],
                 |r| {
                     Ok((
-                        r.get::<_, String>(0)?,
+                        r.get::<_, SqlValue>(0)?,
                         r.get::<_, i64>(1)?,
                         r.get::<_, i64>(2)?,
                         r.get::<_, i64>(3)?,
@@ -170,7 +194,7 @@ pub(crate) fn initialize(conn: &Connection, name: &str) -> Result<DatabaseRow> {
                 conn.execute(
                     "INSERT INTO database VALUES (1, ?1, 0, ?2, ?3, ?4)",
                     params![
-                        name,
+                        name_to_sql(name),
                         FORMAT_VERSION,
                         KEY_ENCODING_VERSION,
                         VALUE_FORMAT_VERSION
@@ -178,11 +202,12 @@ pub(crate) fn initialize(conn: &Connection, name: &str) -> Result<DatabaseRow> {
                 )
                 .sql()?;
                 Ok(DatabaseRow {
-                    name: name.to_owned(),
+                    name: name.clone(),
                     version: 0,
                 })
             }
             Some((stored_name, version, format, key_format, value_format)) => {
+                let stored_name = name_from_sql(stored_name)?;
                 if format != FORMAT_VERSION
                     || key_format != i64::from(KEY_ENCODING_VERSION)
                     || value_format != i64::from(VALUE_FORMAT_VERSION)
@@ -191,7 +216,7 @@ pub(crate) fn initialize(conn: &Connection, name: &str) -> Result<DatabaseRow> {
                         "database file has format version {format} (keys {key_format}, values {value_format}); this build reads {FORMAT_VERSION} (keys {KEY_ENCODING_VERSION}, values {VALUE_FORMAT_VERSION})"
                     )));
                 }
-                if stored_name != name {
+                if stored_name != *name {
                     return Err(Error::Unknown(format!(
                         "database file belongs to database {stored_name:?}, not {name:?}"
                     )));
@@ -219,12 +244,12 @@ pub(crate) fn initialize(conn: &Connection, name: &str) -> Result<DatabaseRow> {
 pub(crate) fn read_database_row(conn: &Connection) -> Result<Option<DatabaseRow>> {
     let row = conn
         .query_row("SELECT name, version FROM database", [], |r| {
-            Ok((r.get::<_, String>(0)?, r.get::<_, i64>(1)?))
+            Ok((r.get::<_, SqlValue>(0)?, r.get::<_, i64>(1)?))
         })
         .optional();
     match row {
         Ok(Some((name, version))) => Ok(Some(DatabaseRow {
-            name,
+            name: name_from_sql(name)?,
             version: version.max(0) as u64,
         })),
         Ok(None) => Ok(None),
