@@ -145,7 +145,7 @@ impl NativeFactory {
     pub fn version(&self, name: JsString) -> Result<AsyncTask<FactoryTask>> {
         Ok(AsyncTask::new(FactoryTask {
             factory: self.factory.clone(),
-            job: FactoryJob::Version(utf16_name(name)?),
+            job: FactoryJob::Version(js_name(name)?),
         }))
     }
 
@@ -154,7 +154,7 @@ impl NativeFactory {
     pub fn delete_database(&self, name: JsString) -> Result<AsyncTask<FactoryTask>> {
         Ok(AsyncTask::new(FactoryTask {
             factory: self.factory.clone(),
-            job: FactoryJob::Delete(utf16_name(name)?),
+            job: FactoryJob::Delete(js_name(name)?),
         }))
     }
 
@@ -223,9 +223,10 @@ impl Task for FactoryTask {
     }
 }
 
-/// A database name exactly as JavaScript holds it: UTF-16 code units, lone surrogates kept
-/// (a `String` argument would replace them with U+FFFD, and distinct names would collide).
-fn utf16_name(name: JsString) -> Result<Utf16String> {
+/// A name (of a database, object store or index) exactly as JavaScript holds it: UTF-16
+/// code units, lone surrogates kept (a `String` argument would replace them with U+FFFD, and
+/// distinct names would collide).
+fn js_name(name: JsString) -> Result<Utf16String> {
     let len = name.utf16_len()?;
     // The buffer napi fills ends with a NUL terminator that is not part of the string.
     let mut units = name.into_utf16()?.as_slice().to_vec();
@@ -297,7 +298,7 @@ fn payload_to_js(env: &Env, payload: Payload) -> Result<JsUnknown> {
             let mut list = env.create_array_with_length(stores.len())?;
             for (i, s) in stores.iter().enumerate() {
                 let mut so = env.create_object()?;
-                so.set_named_property("name", env.create_string(&s.name)?)?;
+                so.set_named_property("name", env.create_string_utf16(s.name.units())?)?;
                 match &s.key_path {
                     Some(kp) => so.set_named_property("keyPath", key_path_to_js(env, kp)?)?,
                     None => so.set_named_property("keyPath", env.get_null()?)?,
@@ -306,7 +307,7 @@ fn payload_to_js(env: &Env, payload: Payload) -> Result<JsUnknown> {
                 let mut indexes = env.create_array_with_length(s.indexes.len())?;
                 for (j, ix) in s.indexes.iter().enumerate() {
                     let mut io = env.create_object()?;
-                    io.set_named_property("name", env.create_string(&ix.name)?)?;
+                    io.set_named_property("name", env.create_string_utf16(ix.name.units())?)?;
                     io.set_named_property("keyPath", key_path_to_js(env, &ix.key_path)?)?;
                     io.set_named_property("unique", env.get_boolean(ix.unique)?)?;
                     io.set_named_property("multiEntry", env.get_boolean(ix.multi_entry)?)?;
@@ -470,7 +471,7 @@ impl NativeConnection {
         self.send(Op::Open {
             id,
             tx,
-            name: utf16_name(name)?,
+            name: js_name(name)?,
             version: version as u64,
         })
     }
@@ -487,14 +488,14 @@ impl NativeConnection {
         &self,
         id: u32,
         tx: u32,
-        scope: Vec<String>,
+        scope: Vec<JsString>,
         mode: String,
         durability: String,
     ) -> Result<()> {
         self.send(Op::Begin {
             id,
             tx,
-            scope,
+            scope: scope.into_iter().map(js_name).collect::<Result<_>>()?,
             mode: mode_from(&mode)?,
             durability: durability_from(&durability)?,
         })
@@ -518,7 +519,7 @@ impl NativeConnection {
         &self,
         id: u32,
         tx: u32,
-        name: String,
+        name: JsString,
         key_path: Option<JsKeyPath>,
         auto_increment: bool,
     ) -> Result<()> {
@@ -526,7 +527,7 @@ impl NativeConnection {
         self.send(Op::CreateStore {
             id,
             tx,
-            name,
+            name: js_name(name)?,
             key_path,
             auto_increment,
         })
@@ -534,18 +535,22 @@ impl NativeConnection {
 
     /// `deleteObjectStore` in upgrade transaction `tx`.
     #[napi]
-    pub fn delete_store(&self, id: u32, tx: u32, name: String) -> Result<()> {
-        self.send(Op::DeleteStore { id, tx, name })
+    pub fn delete_store(&self, id: u32, tx: u32, name: JsString) -> Result<()> {
+        self.send(Op::DeleteStore {
+            id,
+            tx,
+            name: js_name(name)?,
+        })
     }
 
     /// Renames object store `name` in upgrade transaction `tx`.
     #[napi]
-    pub fn rename_store(&self, id: u32, tx: u32, name: String, new_name: String) -> Result<()> {
+    pub fn rename_store(&self, id: u32, tx: u32, name: JsString, new_name: JsString) -> Result<()> {
         self.send(Op::RenameStore {
             id,
             tx,
-            name,
-            new_name,
+            name: js_name(name)?,
+            new_name: js_name(new_name)?,
         })
     }
 
@@ -556,8 +561,8 @@ impl NativeConnection {
         &self,
         id: u32,
         tx: u32,
-        store: String,
-        name: String,
+        store: JsString,
+        name: JsString,
         key_path: JsKeyPath,
         unique: bool,
         multi_entry: bool,
@@ -566,8 +571,8 @@ impl NativeConnection {
         self.send(Op::CreateIndex {
             id,
             tx,
-            store,
-            name,
+            store: js_name(store)?,
+            name: js_name(name)?,
             key_path,
             unique,
             multi_entry,
@@ -576,12 +581,12 @@ impl NativeConnection {
 
     /// `deleteIndex` in upgrade transaction `tx`.
     #[napi]
-    pub fn delete_index(&self, id: u32, tx: u32, store: String, name: String) -> Result<()> {
+    pub fn delete_index(&self, id: u32, tx: u32, store: JsString, name: JsString) -> Result<()> {
         self.send(Op::DeleteIndex {
             id,
             tx,
-            store,
-            name,
+            store: js_name(store)?,
+            name: js_name(name)?,
         })
     }
 
@@ -591,16 +596,16 @@ impl NativeConnection {
         &self,
         id: u32,
         tx: u32,
-        store: String,
-        name: String,
-        new_name: String,
+        store: JsString,
+        name: JsString,
+        new_name: JsString,
     ) -> Result<()> {
         self.send(Op::RenameIndex {
             id,
             tx,
-            store,
-            name,
-            new_name,
+            store: js_name(store)?,
+            name: js_name(name)?,
+            new_name: js_name(new_name)?,
         })
     }
 
@@ -614,7 +619,7 @@ impl NativeConnection {
         env: Env,
         id: u32,
         tx: u32,
-        store: String,
+        store: JsString,
         value: JsUnknown,
         clone: Option<Buffer>,
         key: JsUnknown,
@@ -647,7 +652,7 @@ impl NativeConnection {
         self.send(Op::Put {
             id,
             tx,
-            store,
+            store: js_name(store)?,
             value,
             key,
             no_overwrite,
@@ -662,8 +667,8 @@ impl NativeConnection {
         env: Env,
         id: u32,
         tx: u32,
-        store: String,
-        index: Option<String>,
+        store: JsString,
+        index: Option<JsString>,
         kind: String,
         range: JsUnknown,
         count: Option<u32>,
@@ -673,8 +678,8 @@ impl NativeConnection {
         self.send(Op::Read {
             id,
             tx,
-            store,
-            index,
+            store: js_name(store)?,
+            index: index.map(js_name).transpose()?,
             kind,
             range,
             count,
@@ -688,7 +693,7 @@ impl NativeConnection {
         env: Env,
         id: u32,
         tx: u32,
-        store: String,
+        store: JsString,
         range: JsUnknown,
     ) -> Result<()> {
         let range = range_from_js(&env, range)?
@@ -696,15 +701,19 @@ impl NativeConnection {
         self.send(Op::Delete {
             id,
             tx,
-            store,
+            store: js_name(store)?,
             range,
         })
     }
 
     /// `clear()` on `store`.
     #[napi]
-    pub fn clear(&self, id: u32, tx: u32, store: String) -> Result<()> {
-        self.send(Op::Clear { id, tx, store })
+    pub fn clear(&self, id: u32, tx: u32, store: JsString) -> Result<()> {
+        self.send(Op::Clear {
+            id,
+            tx,
+            store: js_name(store)?,
+        })
     }
 
     /// Opens cursor `cursor` over `store` or its `index`.
@@ -716,8 +725,8 @@ impl NativeConnection {
         id: u32,
         tx: u32,
         cursor: u32,
-        store: String,
-        index: Option<String>,
+        store: JsString,
+        index: Option<JsString>,
         range: JsUnknown,
         direction: String,
         key_only: bool,
@@ -728,8 +737,8 @@ impl NativeConnection {
             id,
             tx,
             cursor,
-            store,
-            index,
+            store: js_name(store)?,
+            index: index.map(js_name).transpose()?,
             range,
             direction,
             key_only,

@@ -53,3 +53,32 @@ test('a FIFO in the data directory blocks neither databases() nor open()', async
   assert.deepEqual([...again.objectStoreNames], ['s']);
   again.close();
 });
+
+test('object store and index names with lone surrogates are kept exactly', async () => {
+  const { factory } = freshFactory();
+  const stores = ['\ud800', '\udc00', '\ufffd', 'a\udbff'];
+  let db = await open(factory, 'db', 1, (d) => {
+    for (const name of stores) d.createObjectStore(name);
+    const s = d.createObjectStore('indexed', { keyPath: 'id' });
+    s.createIndex('\ud800', 'x');
+    s.createIndex('\ufffd', 'y');
+  });
+  const tx = db.transaction(stores, 'readwrite');
+  stores.forEach((name, i) => tx.objectStore(name).put(i, 1));
+  await new Promise((resolve, reject) => { tx.oncomplete = resolve; tx.onabort = () => reject(tx.error); });
+  db.close();
+  db = await open(factory, 'db', 2, (d, t) => {
+    t.objectStore('\udc00').name = '\udfff';
+    t.objectStore('indexed').index('\ufffd').name = '\udc01';
+  });
+  const expected = ['\ud800', '\udfff', '\ufffd', 'a\udbff', 'indexed'].sort();
+  assert.deepEqual([...db.objectStoreNames], expected);
+  const read = db.transaction(['\ud800', '\udfff', '\ufffd', 'a\udbff', 'indexed']);
+  const values = await Promise.all(
+    ['\ud800', '\udfff', '\ufffd', 'a\udbff'].map((name) => done(read.objectStore(name).get(1))),
+  );
+  assert.deepEqual(values, [0, 1, 2, 3]);
+  assert.deepEqual([...read.objectStore('indexed').indexNames], ['\ud800', '\udc01']);
+  assert.equal(read.objectStore('indexed').index('\udc01').name, '\udc01');
+  db.close();
+});

@@ -54,13 +54,13 @@ pub fn info<W: Write>(dir: &DataDir, a: &InfoArgs, out: &mut Lines<W>) -> CmdRes
     let db = dir.open_existing(&a.db)?;
     let tx = db.transaction_over_all_stores(TransactionMode::ReadOnly, Durability::Default)?;
     let mut stores = Vec::new();
-    for name in tx.object_store_names() {
+    for name in tx.object_store_names_utf16() {
         let store = tx.object_store(&name)?;
         let mut indexes = Vec::new();
-        for ix_name in store.index_names()? {
+        for ix_name in store.index_names_utf16()? {
             let ix = store.index(&ix_name)?;
             indexes.push(object(vec![
-                ("name", Value::string(&ix_name)),
+                ("name", Value::String(ix_name)),
                 ("keyPath", ix.key_path()?.to_value()),
                 ("unique", Value::Bool(ix.unique()?)),
                 ("multiEntry", Value::Bool(ix.multi_entry()?)),
@@ -68,7 +68,7 @@ pub fn info<W: Write>(dir: &DataDir, a: &InfoArgs, out: &mut Lines<W>) -> CmdRes
         }
         let current = store.current_number()?;
         stores.push(object(vec![
-            ("name", Value::string(&name)),
+            ("name", Value::String(name)),
             (
                 "keyPath",
                 store.key_path()?.map_or(Value::Null, |kp| kp.to_value()),
@@ -92,7 +92,7 @@ pub fn info<W: Write>(dir: &DataDir, a: &InfoArgs, out: &mut Lines<W>) -> CmdRes
     }
     tx.commit()?;
     let info = object(vec![
-        ("name", Value::string(db.name())),
+        ("name", Value::String(db.name_units().clone())),
         ("version", number(db.version())),
         ("objectStores", Value::Array(stores)),
     ]);

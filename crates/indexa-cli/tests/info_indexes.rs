@@ -38,3 +38,36 @@ fn info_describes_thousands_of_indexes() {
         .collect();
     assert_eq!(indexes, &expected);
 }
+
+#[test]
+fn info_and_list_show_lone_surrogate_names_exactly() {
+    let env = Env::new();
+    let lone = |u: &[u16]| indexa::Utf16String::from_units(u.to_vec());
+    let factory = indexa::Factory::open_dir(env.data_dir()).unwrap();
+    for name in [lone(&[0x64, 0xD800]), lone(&[0x70])] {
+        factory
+            .open(name, Some(1), |tx, _, _| {
+                let s = tx.create_object_store(lone(&[0xDC00]), None, false)?;
+                s.create_index(lone(&[0xDBFF]), indexa::KeyPath::parse("x")?, false, false)?;
+                tx.create_object_store("\u{FFFD}", None, false)?;
+                Ok(())
+            })
+            .unwrap()
+            .close();
+    }
+    drop(factory);
+    let run = env.run(&["list"]);
+    assert_eq!(
+        (run.code, run.stdout.as_str()),
+        (0, "\"d\\uD800\"\t1\np\t1\n")
+    );
+    let run = env.run(&["info", "p", "--json"]);
+    assert_eq!(
+        (run.code, run.stderr.as_str(), run.stdout.as_str()),
+        (
+            0,
+            "",
+            "{\"name\":\"p\",\"version\":1,\"objectStores\":[{\"name\":\"\\uDC00\",\"keyPath\":null,\"autoIncrement\":false,\"currentNumber\":null,\"keyGeneratorExhausted\":null,\"count\":0,\"indexes\":[{\"name\":\"\\uDBFF\",\"keyPath\":\"x\",\"unique\":false,\"multiEntry\":false}]},{\"name\":\"\u{FFFD}\",\"keyPath\":null,\"autoIncrement\":false,\"currentNumber\":null,\"keyGeneratorExhausted\":null,\"count\":0,\"indexes\":[]}]}\n"
+        )
+    );
+}

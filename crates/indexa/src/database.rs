@@ -218,8 +218,19 @@ impl Database {
         self.shared.schema().version
     }
 
-    /// Names of the object stores, sorted (`objectStoreNames`).
+    /// Names of the object stores, sorted in code-unit order, each with any lone surrogate
+    /// replaced by U+FFFD (see [`Database::object_store_names_utf16`]).
     pub fn object_store_names(&self) -> Vec<String> {
+        self.shared
+            .schema()
+            .stores
+            .keys()
+            .map(Utf16String::to_string_lossy)
+            .collect()
+    }
+
+    /// Names of the object stores exactly, sorted in code-unit order (`objectStoreNames`).
+    pub fn object_store_names_utf16(&self) -> Vec<Utf16String> {
         self.shared.schema().stores.keys().cloned().collect()
     }
 
@@ -239,7 +250,11 @@ impl Database {
     /// [`Error::NotFound`] if a name is not an object store; [`Error::InvalidAccess`] if
     /// `scope` is empty; [`Error::Type`] for [`TransactionMode::VersionChange`] (only
     /// [`crate::Factory::open`] starts those); [`Error::Unknown`] if storage fails.
-    pub fn transaction(&self, scope: &[&str], mode: TransactionMode) -> Result<Transaction> {
+    pub fn transaction<N: Into<Utf16String> + Clone>(
+        &self,
+        scope: &[N],
+        mode: TransactionMode,
+    ) -> Result<Transaction> {
         self.transaction_with_durability(scope, mode, Durability::Default)
     }
 
@@ -247,9 +262,9 @@ impl Database {
     ///
     /// # Errors
     /// As [`Database::transaction`].
-    pub fn transaction_with_durability(
+    pub fn transaction_with_durability<N: Into<Utf16String> + Clone>(
         &self,
-        scope: &[&str],
+        scope: &[N],
         mode: TransactionMode,
         durability: Durability,
     ) -> Result<Transaction> {
@@ -258,7 +273,11 @@ impl Database {
                 "a transaction needs at least one object store".into(),
             ));
         }
-        self.start(Some(scope), mode, durability)
+        self.start(
+            Some(scope.iter().cloned().map(Into::into).collect()),
+            mode,
+            durability,
+        )
     }
 
     /// A transaction over all object stores, even when there are none (then every object
@@ -277,7 +296,7 @@ impl Database {
 
     fn start(
         &self,
-        scope: Option<&[&str]>,
+        scope: Option<Vec<Utf16String>>,
         mode: TransactionMode,
         durability: Durability,
     ) -> Result<Transaction> {
@@ -289,18 +308,13 @@ impl Database {
                 "versionchange transactions are started by opening with a higher version".into(),
             ));
         }
-        if let Some(names) = scope {
+        if let Some(names) = &scope {
             let schema = self.shared.schema();
             for name in names {
                 schema.store(name)?;
             }
         }
-        Transaction::begin(
-            self.shared.clone(),
-            scope.map(|s| s.iter().map(|n| n.to_string()).collect()),
-            mode,
-            durability,
-        )
+        Transaction::begin(self.shared.clone(), scope, mode, durability)
     }
 
     /// Closes the connection (`IDBDatabase.close`): later [`Database::transaction`] calls fail

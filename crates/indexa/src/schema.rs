@@ -5,28 +5,29 @@ use std::collections::{BTreeMap, HashMap};
 use crate::error::{Error, Result};
 use crate::key_path::KeyPath;
 use crate::storage::{self, IndexRow, StoreRow};
+use crate::utf16::Utf16String;
 
 /// An object store's definition.
 #[derive(Debug, Clone)]
 pub(crate) struct StoreMeta {
     pub id: i64,
-    pub name: String,
+    pub name: Utf16String,
     pub key_path: Option<KeyPath>,
     pub auto_increment: bool,
     /// Indexes by name. Change them only through [`StoreMeta::insert_index`],
     /// [`StoreMeta::remove_index`] and [`StoreMeta::rename_index`], which keep
     /// `index_names` in step.
-    pub indexes: BTreeMap<String, IndexMeta>,
+    pub indexes: BTreeMap<Utf16String, IndexMeta>,
     /// The name of each index, by id, so a handle finds its index in logarithmic time
     /// rather than by a scan of all indexes.
-    index_names: HashMap<i64, String>,
+    index_names: HashMap<i64, Utf16String>,
 }
 
 /// An index's definition.
 #[derive(Debug, Clone)]
 pub(crate) struct IndexMeta {
     pub id: i64,
-    pub name: String,
+    pub name: Utf16String,
     pub key_path: KeyPath,
     pub unique: bool,
     pub multi_entry: bool,
@@ -39,9 +40,9 @@ pub(crate) struct Schema {
     /// Object stores by name (so names list in sorted order, as `objectStoreNames` does).
     /// Change them only through [`Schema::insert_store`], [`Schema::remove_store`],
     /// [`Schema::rename_store`] and [`Schema::store_mut`], which keep `store_names` in step.
-    pub stores: BTreeMap<String, StoreMeta>,
+    pub stores: BTreeMap<Utf16String, StoreMeta>,
     /// The name of each object store, by id.
-    store_names: HashMap<i64, String>,
+    store_names: HashMap<i64, Utf16String>,
 }
 
 /// Stored form of a key path: its strings joined by `,` (which no identifier contains) and
@@ -107,7 +108,7 @@ impl Schema {
     ///
     /// # Errors
     /// [`Error::NotFound`] if there is none.
-    pub fn store(&self, name: &str) -> Result<&StoreMeta> {
+    pub fn store(&self, name: &Utf16String) -> Result<&StoreMeta> {
         self.stores
             .get(name)
             .ok_or_else(|| Error::NotFound(format!("no object store named {name:?}")))
@@ -119,7 +120,7 @@ impl Schema {
     }
 
     /// The object store called `name`, to change its indexes.
-    pub fn store_mut(&mut self, name: &str) -> Option<&mut StoreMeta> {
+    pub fn store_mut(&mut self, name: &Utf16String) -> Option<&mut StoreMeta> {
         self.stores.get_mut(name)
     }
 
@@ -132,16 +133,16 @@ impl Schema {
     }
 
     /// Removes the object store called `name`.
-    pub fn remove_store(&mut self, name: &str) -> Option<StoreMeta> {
+    pub fn remove_store(&mut self, name: &Utf16String) -> Option<StoreMeta> {
         let store = self.stores.remove(name)?;
         self.store_names.remove(&store.id);
         Some(store)
     }
 
     /// Renames the object store called `old` to `new`.
-    pub fn rename_store(&mut self, old: &str, new: &str) {
+    pub fn rename_store(&mut self, old: &Utf16String, new: &Utf16String) {
         if let Some(mut store) = self.remove_store(old) {
-            store.name = new.to_owned();
+            store.name = new.clone();
             self.insert_store(store);
         }
     }
@@ -151,7 +152,7 @@ impl StoreMeta {
     /// A store definition without indexes.
     pub fn new(
         id: i64,
-        name: String,
+        name: Utf16String,
         key_path: Option<KeyPath>,
         auto_increment: bool,
     ) -> StoreMeta {
@@ -179,16 +180,16 @@ impl StoreMeta {
     }
 
     /// Removes the index called `name`.
-    pub fn remove_index(&mut self, name: &str) -> Option<IndexMeta> {
+    pub fn remove_index(&mut self, name: &Utf16String) -> Option<IndexMeta> {
         let index = self.indexes.remove(name)?;
         self.index_names.remove(&index.id);
         Some(index)
     }
 
     /// Renames the index called `old` to `new`.
-    pub fn rename_index(&mut self, old: &str, new: &str) {
+    pub fn rename_index(&mut self, old: &Utf16String, new: &Utf16String) {
         if let Some(mut index) = self.remove_index(old) {
-            index.name = new.to_owned();
+            index.name = new.clone();
             self.insert_index(index);
         }
     }
@@ -197,7 +198,7 @@ impl StoreMeta {
     ///
     /// # Errors
     /// [`Error::NotFound`] if there is none.
-    pub fn index(&self, name: &str) -> Result<&IndexMeta> {
+    pub fn index(&self, name: &Utf16String) -> Result<&IndexMeta> {
         self.indexes.get(name).ok_or_else(|| {
             Error::NotFound(format!(
                 "object store {:?} has no index named {name:?}",
@@ -214,7 +215,7 @@ mod tests {
     fn index(id: i64, name: &str) -> IndexMeta {
         IndexMeta {
             id,
-            name: name.to_owned(),
+            name: name.into(),
             key_path: KeyPath::parse("a").unwrap(),
             unique: false,
             multi_entry: false,
@@ -226,21 +227,24 @@ mod tests {
         let mut schema = Schema::default();
         schema.insert_store(StoreMeta::new(7, "s".into(), None, false));
         schema.insert_store(StoreMeta::new(8, "t".into(), None, false));
-        let store = schema.store_mut("s").unwrap();
+        let store = schema.store_mut(&"s".into()).unwrap();
         store.insert_index(index(1, "a"));
         store.insert_index(index(2, "b"));
-        store.rename_index("a", "c");
-        assert_eq!(store.index_by_id(1).unwrap().name, "c");
-        assert_eq!(store.remove_index("b").unwrap().id, 2);
+        store.rename_index(&"a".into(), &"c".into());
+        assert_eq!(store.index_by_id(1).unwrap().name, *"c");
+        assert_eq!(store.remove_index(&"b".into()).unwrap().id, 2);
         assert!(store.index_by_id(2).is_none());
-        schema.rename_store("s", "u");
-        assert_eq!(schema.store_by_id(7).unwrap().name, "u");
+        schema.rename_store(&"s".into(), &"u".into());
+        assert_eq!(schema.store_by_id(7).unwrap().name, *"u");
         assert_eq!(
             schema.store_by_id(7).unwrap().index_by_id(1).unwrap().name,
             "c"
         );
-        schema.remove_store("t");
+        schema.remove_store(&"t".into());
         assert!(schema.store_by_id(8).is_none());
-        assert_eq!(schema.stores.keys().collect::<Vec<_>>(), ["u"]);
+        assert_eq!(
+            schema.stores.keys().cloned().collect::<Vec<_>>(),
+            [Utf16String::from("u")]
+        );
     }
 }

@@ -142,9 +142,9 @@ pub(crate) struct DatabaseRow {
     pub version: u64,
 }
 
-/// A database name as stored in `database.name`: TEXT when it is valid Unicode (every name
-/// a build before lone-surrogate names wrote), else its WTF-8 bytes as a BLOB, so every
-/// UTF-16 name is kept exactly.
+/// A name (of a database, object store or index) as stored: TEXT when it is valid Unicode
+/// (every name a build before lone-surrogate names wrote), else its WTF-8 bytes as a BLOB,
+/// so every UTF-16 name is kept exactly.
 fn name_to_sql(name: &Utf16String) -> SqlValue {
     match name.to_string() {
         Some(text) => SqlValue::Text(text),
@@ -157,9 +157,9 @@ fn name_from_sql(value: SqlValue) -> Result<Utf16String> {
     match value {
         SqlValue::Text(text) => Ok(Utf16String::from(text)),
         SqlValue::Blob(bytes) => wtf8_to_units(&bytes)
-            .ok_or_else(|| Error::Unknown("the stored database name is not valid WTF-8".into())),
+            .ok_or_else(|| Error::Unknown("a stored name is not valid WTF-8".into())),
         other => Err(Error::Unknown(format!(
-            "the stored database name is not text: {other:?}"
+            "a stored name is not text: {other:?}"
         ))),
     }
 }
@@ -337,7 +337,7 @@ pub(crate) fn rollback(conn: &Connection) {
 #[derive(Debug, Clone)]
 pub(crate) struct StoreRow {
     pub id: i64,
-    pub name: String,
+    pub name: Utf16String,
     pub key_path: Option<(String, bool)>,
     pub auto_increment: bool,
 }
@@ -347,7 +347,7 @@ pub(crate) struct StoreRow {
 pub(crate) struct IndexRow {
     pub id: i64,
     pub store_id: i64,
-    pub name: String,
+    pub name: Utf16String,
     pub key_path: (String, bool),
     pub unique: bool,
     pub multi_entry: bool,
@@ -363,15 +363,25 @@ pub(crate) fn load_stores(conn: &Connection) -> Result<Vec<StoreRow>> {
         .query_map([], |r| {
             let key_path: Option<String> = r.get(2)?;
             let is_array: bool = r.get(3)?;
-            Ok(StoreRow {
-                id: r.get(0)?,
-                name: r.get(1)?,
-                key_path: key_path.map(|k| (k, is_array)),
-                auto_increment: r.get(4)?,
-            })
+            Ok((
+                r.get::<_, SqlValue>(1)?,
+                StoreRow {
+                    id: r.get(0)?,
+                    name: Utf16String::new(),
+                    key_path: key_path.map(|k| (k, is_array)),
+                    auto_increment: r.get(4)?,
+                },
+            ))
         })
         .sql()?;
-    rows.collect::<rusqlite::Result<Vec<_>>>().sql()
+    rows.map(|row| {
+        let (name, store) = row.sql()?;
+        Ok(StoreRow {
+            name: name_from_sql(name)?,
+            ..store
+        })
+    })
+    .collect()
 }
 
 pub(crate) fn load_indexes(conn: &Connection) -> Result<Vec<IndexRow>> {
@@ -382,29 +392,39 @@ pub(crate) fn load_indexes(conn: &Connection) -> Result<Vec<IndexRow>> {
         .sql()?;
     let rows = stmt
         .query_map([], |r| {
-            Ok(IndexRow {
-                id: r.get(0)?,
-                store_id: r.get(1)?,
-                name: r.get(2)?,
-                key_path: (r.get(3)?, r.get(4)?),
-                unique: r.get(5)?,
-                multi_entry: r.get(6)?,
-            })
+            Ok((
+                r.get::<_, SqlValue>(2)?,
+                IndexRow {
+                    id: r.get(0)?,
+                    store_id: r.get(1)?,
+                    name: Utf16String::new(),
+                    key_path: (r.get(3)?, r.get(4)?),
+                    unique: r.get(5)?,
+                    multi_entry: r.get(6)?,
+                },
+            ))
         })
         .sql()?;
-    rows.collect::<rusqlite::Result<Vec<_>>>().sql()
+    rows.map(|row| {
+        let (name, index) = row.sql()?;
+        Ok(IndexRow {
+            name: name_from_sql(name)?,
+            ..index
+        })
+    })
+    .collect()
 }
 
 pub(crate) fn insert_store(
     conn: &Connection,
-    name: &str,
+    name: &Utf16String,
     key_path: Option<(&str, bool)>,
     auto_increment: bool,
 ) -> Result<i64> {
     conn.execute(
         "INSERT INTO object_store (name, key_path, key_path_is_array, auto_increment, current_number) VALUES (?1, ?2, ?3, ?4, 1)",
         params![
-            name,
+            name_to_sql(name),
             key_path.map(|k| k.0),
             key_path.is_some_and(|k| k.1),
             auto_increment
@@ -432,10 +452,10 @@ pub(crate) fn delete_store(conn: &Connection, store_id: i64) -> Result<()> {
     Ok(())
 }
 
-pub(crate) fn rename_store(conn: &Connection, store_id: i64, name: &str) -> Result<()> {
+pub(crate) fn rename_store(conn: &Connection, store_id: i64, name: &Utf16String) -> Result<()> {
     conn.execute(
         "UPDATE object_store SET name = ?2 WHERE id = ?1",
-        params![store_id, name],
+        params![store_id, name_to_sql(name)],
     )
     .sql()?;
     Ok(())
@@ -461,14 +481,21 @@ pub(crate) fn write_current_number(conn: &Connection, store_id: i64, n: u64) -> 
 pub(crate) fn insert_index(
     conn: &Connection,
     store_id: i64,
-    name: &str,
+    name: &Utf16String,
     key_path: (&str, bool),
     unique: bool,
     multi_entry: bool,
 ) -> Result<i64> {
     conn.execute(
         "INSERT INTO object_store_index (object_store_id, name, key_path, key_path_is_array, is_unique, multi_entry) VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
-        params![store_id, name, key_path.0, key_path.1, unique, multi_entry],
+        params![
+            store_id,
+            name_to_sql(name),
+            key_path.0,
+            key_path.1,
+            unique,
+            multi_entry
+        ],
     )
     .sql()?;
     Ok(conn.last_insert_rowid())
@@ -482,10 +509,10 @@ pub(crate) fn delete_index(conn: &Connection, index_id: i64) -> Result<()> {
     Ok(())
 }
 
-pub(crate) fn rename_index(conn: &Connection, index_id: i64, name: &str) -> Result<()> {
+pub(crate) fn rename_index(conn: &Connection, index_id: i64, name: &Utf16String) -> Result<()> {
     conn.execute(
         "UPDATE object_store_index SET name = ?2 WHERE id = ?1",
-        params![index_id, name],
+        params![index_id, name_to_sql(name)],
     )
     .sql()?;
     Ok(())

@@ -156,6 +156,12 @@ impl From<String> for Utf16String {
     }
 }
 
+impl From<&Utf16String> for Utf16String {
+    fn from(s: &Utf16String) -> Self {
+        s.clone()
+    }
+}
+
 impl From<&String> for Utf16String {
     fn from(s: &String) -> Self {
         Utf16String::from(s.as_str())

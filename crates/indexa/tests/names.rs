@@ -106,3 +106,47 @@ fn names_are_stored_exactly() {
         rusqlite::types::Value::Text("plain é".into())
     );
 }
+
+#[test]
+fn object_store_and_index_names_are_kept_exactly() {
+    let dir = tempfile::tempdir().unwrap();
+    let factory = Factory::open_dir(dir.path()).unwrap();
+    let stores = [units(&[0xD800]), units(&[0xDC00]), units(&[0xFFFD])];
+    let db = factory
+        .open("db", Some(1), |tx, _, _| {
+            for (i, name) in stores.iter().enumerate() {
+                let s = tx.create_object_store(name, None, false)?;
+                s.put(Value::from(i as i32), Some(Key::from(1)))?;
+                s.create_index(units(&[0xDBFF]), indexa::KeyPath::parse("x")?, false, false)?;
+            }
+            // The same name twice is a ConstraintError; U+FFFD is not the same name as a
+            // lone surrogate.
+            let again = tx.create_object_store(units(&[0xD800]), None, false);
+            assert_eq!(again.unwrap_err().name(), "ConstraintError");
+            Ok(())
+        })
+        .unwrap();
+    db.close();
+    let db = factory.open("db", None, |_, _, _| Ok(())).unwrap();
+    assert_eq!(
+        db.object_store_names_utf16(),
+        [units(&[0xD800]), units(&[0xDC00]), units(&[0xFFFD])]
+    );
+    assert_eq!(
+        db.object_store_names(),
+        ["\u{FFFD}", "\u{FFFD}", "\u{FFFD}"]
+    );
+    let tx = db.transaction(&stores, TransactionMode::ReadOnly).unwrap();
+    for (i, name) in stores.iter().enumerate() {
+        let s = tx.object_store(name).unwrap();
+        assert_eq!(&s.name_utf16().unwrap(), name);
+        assert_eq!(s.get(Key::from(1)).unwrap(), Some(Value::from(i as i32)));
+        assert_eq!(s.index_names_utf16().unwrap(), [units(&[0xDBFF])]);
+        assert_eq!(
+            s.index(units(&[0xDBFF])).unwrap().name_utf16().unwrap(),
+            units(&[0xDBFF])
+        );
+        assert_eq!(s.index("\u{FFFD}").unwrap_err().name(), "NotFoundError");
+    }
+    tx.commit().unwrap();
+}
