@@ -35,7 +35,10 @@ pub struct DatabaseInfo {
 ///
 /// Each database is one SQLite file in the directory, named after the database (see
 /// `docs/format.md`); any string is a valid database name and never leads outside the
-/// directory. A `Factory` is `Send + Sync`; use one per directory in a process.
+/// directory. Names are strings of UTF-16 code units, as in IndexedDB: the methods take
+/// anything that converts into [`Utf16String`] (a `&str`, or a `Utf16String` for a name with
+/// a lone surrogate), and distinct names are distinct databases. A `Factory` is
+/// `Send + Sync`; use one per directory in a process.
 pub struct Factory {
     dir: PathBuf,
     open: Mutex<HashMap<Utf16String, Arc<DatabaseShared>>>,

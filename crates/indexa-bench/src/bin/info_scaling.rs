@@ -32,7 +32,7 @@ fn main() -> indexa::Result<()> {
                 Err(_) => tx.create_object_store("s", None, false)?,
             };
             for i in store.index_names()?.len()..size {
-                store.create_index(&format!("ix{i:06}"), KeyPath::parse("a")?, false, false)?;
+                store.create_index(format!("ix{i:06}"), KeyPath::parse("a")?, false, false)?;
             }
             Ok(())
         })?;
