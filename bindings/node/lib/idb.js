@@ -484,7 +484,7 @@ function newTransaction(db, scope, mode, durability, id) {
   initTarget(tx);
   const di = db[internal];
   tx[internal] = {
-    id, db, scope, mode, durability, state: 'active', error: null, pending: 0, requests: [],
+    id, db, scope, mode, durability, state: 'active', error: null, pending: 0, requests: new Set(),
     started: false, stores: new Map(), deactivation: false, oldVersion: 0, openRequest: null,
     commitSent: false, onFinish: null, schemaBefore: mode === 'versionchange' ? snapshotSchema(di.schema) : null,
     // Cursors holding rows read ahead or steps taken through them (see "read ahead" below),
@@ -671,7 +671,7 @@ function placeRequest(tx, source, method, args, convert, request) {
     settle(tx, r, convert, err, result);
   });
   ti.pending++;
-  if (!request) ti.requests.push(r);
+  ti.requests.add(r);
   return r;
 }
 
@@ -679,6 +679,16 @@ function placeRequest(tx, source, method, args, convert, request) {
 function placeWrite(tx, source, method, args) {
   dropReadAhead(tx);
   return placeRequest(tx, source, method, args);
+}
+
+/**
+ * Forgets a settled request so a long transaction does not keep every request it ever made:
+ * the transaction only needs its pending requests (to fail them if it aborts). A cursor's
+ * request stays while the cursor has a position (a step makes it pending again; in the
+ * request list it keeps the place of its first placement), and goes with the cursor's end.
+ */
+function release(ti, r) {
+  if (!(r[internal].result instanceof IDBCursor)) ti.requests.delete(r);
 }
 
 /** A request of `tx` is done: its result (or error) is set and its event fired. */
@@ -694,6 +704,7 @@ function settle(tx, r, convert, err, result) {
   if (err === null) {
     ri.result = convert ? convert(result) : result;
     ri.error = undefined;
+    release(ti, r);
     const { threw } = dispatch(new IDBEvent('success'), [r]);
     // After commit() the state is committing, not active: an exception no longer aborts.
     if (threw && !wasCommitting && ti.state !== 'finished') {
@@ -703,6 +714,7 @@ function settle(tx, r, convert, err, result) {
   } else {
     ri.result = undefined;
     ri.error = named(err, result);
+    release(ti, r);
     const { canceled, threw } = dispatch(new IDBEvent('error', { bubbles: true, cancelable: true }), [r, tx, ti.db]);
     // An error not prevented aborts even a committing transaction (its commit waits for
     // this event); an exception in a handler aborts only an active one, as for success.
@@ -1054,6 +1066,7 @@ function markStepping(cursor) {
   const ri = ci.request[internal];
   ri.readyState = 'pending';
   ri.again = true;
+  ci.tx[internal].requests.add(ci.request);
 }
 
 /** `count` plain steps: from the rows read ahead when they reach far enough, else through the worker. */

@@ -16,13 +16,13 @@ use std::sync::Arc;
 use indexa::{
     check_that_a_key_could_be_injected_into_a_value, compare_two_keys,
     extract_key_from_value_using_key_path, CursorDirection, Durability, Factory, KeyPath,
-    KeyPathExtraction, KeyRange, TransactionMode,
+    KeyPathExtraction, KeyRange, TransactionMode, Utf16String,
 };
 use napi::bindgen_prelude::{AsyncTask, Buffer, Either};
 use napi::threadsafe_function::{
     ErrorStrategy, ThreadSafeCallContext, ThreadsafeFunction, ThreadsafeFunctionCallMode,
 };
-use napi::{Env, JsBoolean, JsFunction, JsObject, JsUnknown, Result, Task, ValueType};
+use napi::{Env, JsBoolean, JsFunction, JsObject, JsString, JsUnknown, Result, Task, ValueType};
 use napi_derive::napi;
 
 use convert::{
@@ -142,20 +142,20 @@ impl NativeFactory {
 
     /// Resolves to the version of database `name` (0 when it does not exist).
     #[napi]
-    pub fn version(&self, name: String) -> AsyncTask<FactoryTask> {
-        AsyncTask::new(FactoryTask {
+    pub fn version(&self, name: JsString) -> Result<AsyncTask<FactoryTask>> {
+        Ok(AsyncTask::new(FactoryTask {
             factory: self.factory.clone(),
-            job: FactoryJob::Version(name),
-        })
+            job: FactoryJob::Version(js_name(name)?),
+        }))
     }
 
     /// Deletes database `name`; resolves to the version it had (0 when missing).
     #[napi]
-    pub fn delete_database(&self, name: String) -> AsyncTask<FactoryTask> {
-        AsyncTask::new(FactoryTask {
+    pub fn delete_database(&self, name: JsString) -> Result<AsyncTask<FactoryTask>> {
+        Ok(AsyncTask::new(FactoryTask {
             factory: self.factory.clone(),
-            job: FactoryJob::Delete(name),
-        })
+            job: FactoryJob::Delete(js_name(name)?),
+        }))
     }
 
     /// Resolves to `[{name, version}, …]`, sorted by name.
@@ -170,8 +170,8 @@ impl NativeFactory {
 
 /// What a [`FactoryTask`] does.
 pub enum FactoryJob {
-    Version(String),
-    Delete(String),
+    Version(Utf16String),
+    Delete(Utf16String),
     List,
 }
 
@@ -184,7 +184,7 @@ pub struct FactoryTask {
 /// The outcome of a [`FactoryTask`].
 pub enum FactoryOutput {
     Version(u64),
-    List(Vec<indexa::DatabaseInfo>),
+    List(Vec<(Utf16String, u64)>),
 }
 
 impl Task for FactoryTask {
@@ -193,12 +193,15 @@ impl Task for FactoryTask {
 
     fn compute(&mut self) -> Result<FactoryOutput> {
         match &self.job {
-            FactoryJob::Version(name) => self.factory.version(name).map(FactoryOutput::Version),
+            FactoryJob::Version(name) => self
+                .factory
+                .version(name.clone())
+                .map(FactoryOutput::Version),
             FactoryJob::Delete(name) => self
                 .factory
-                .delete_database(name)
+                .delete_database(name.clone())
                 .map(FactoryOutput::Version),
-            FactoryJob::List => self.factory.databases().map(FactoryOutput::List),
+            FactoryJob::List => self.factory.databases_utf16().map(FactoryOutput::List),
         }
         .map_err(engine_error)
     }
@@ -208,16 +211,27 @@ impl Task for FactoryTask {
             FactoryOutput::Version(v) => Ok(env.create_double(v as f64)?.into_unknown()),
             FactoryOutput::List(list) => {
                 let mut array = env.create_array_with_length(list.len())?;
-                for (i, info) in list.iter().enumerate() {
+                for (i, (name, version)) in list.iter().enumerate() {
                     let mut o = env.create_object()?;
-                    o.set_named_property("name", env.create_string(&info.name)?)?;
-                    o.set_named_property("version", env.create_double(info.version as f64)?)?;
+                    o.set_named_property("name", env.create_string_utf16(name.units())?)?;
+                    o.set_named_property("version", env.create_double(*version as f64)?)?;
                     array.set_element(i as u32, o)?;
                 }
                 Ok(array.into_unknown())
             }
         }
     }
+}
+
+/// A name (of a database, object store or index) exactly as JavaScript holds it: UTF-16
+/// code units, lone surrogates kept (a `String` argument would replace them with U+FFFD, and
+/// distinct names would collide).
+fn js_name(name: JsString) -> Result<Utf16String> {
+    let len = name.utf16_len()?;
+    // The buffer napi fills ends with a NUL terminator that is not part of the string.
+    let mut units = name.into_utf16()?.as_slice().to_vec();
+    units.truncate(len);
+    Ok(Utf16String::from_units(units))
 }
 
 fn key_path_to_js(env: &Env, kp: &KeyPath) -> Result<JsUnknown> {
@@ -284,7 +298,7 @@ fn payload_to_js(env: &Env, payload: Payload) -> Result<JsUnknown> {
             let mut list = env.create_array_with_length(stores.len())?;
             for (i, s) in stores.iter().enumerate() {
                 let mut so = env.create_object()?;
-                so.set_named_property("name", env.create_string(&s.name)?)?;
+                so.set_named_property("name", env.create_string_utf16(s.name.units())?)?;
                 match &s.key_path {
                     Some(kp) => so.set_named_property("keyPath", key_path_to_js(env, kp)?)?,
                     None => so.set_named_property("keyPath", env.get_null()?)?,
@@ -293,7 +307,7 @@ fn payload_to_js(env: &Env, payload: Payload) -> Result<JsUnknown> {
                 let mut indexes = env.create_array_with_length(s.indexes.len())?;
                 for (j, ix) in s.indexes.iter().enumerate() {
                     let mut io = env.create_object()?;
-                    io.set_named_property("name", env.create_string(&ix.name)?)?;
+                    io.set_named_property("name", env.create_string_utf16(ix.name.units())?)?;
                     io.set_named_property("keyPath", key_path_to_js(env, &ix.key_path)?)?;
                     io.set_named_property("unique", env.get_boolean(ix.unique)?)?;
                     io.set_named_property("multiEntry", env.get_boolean(ix.multi_entry)?)?;
@@ -453,11 +467,11 @@ impl NativeConnection {
     /// Opens database `name` at `version`, beginning the versionchange transaction `tx` when
     /// it is below.
     #[napi]
-    pub fn open(&self, id: u32, tx: u32, name: String, version: f64) -> Result<()> {
+    pub fn open(&self, id: u32, tx: u32, name: JsString, version: f64) -> Result<()> {
         self.send(Op::Open {
             id,
             tx,
-            name,
+            name: js_name(name)?,
             version: version as u64,
         })
     }
@@ -474,14 +488,14 @@ impl NativeConnection {
         &self,
         id: u32,
         tx: u32,
-        scope: Vec<String>,
+        scope: Vec<JsString>,
         mode: String,
         durability: String,
     ) -> Result<()> {
         self.send(Op::Begin {
             id,
             tx,
-            scope,
+            scope: scope.into_iter().map(js_name).collect::<Result<_>>()?,
             mode: mode_from(&mode)?,
             durability: durability_from(&durability)?,
         })
@@ -505,7 +519,7 @@ impl NativeConnection {
         &self,
         id: u32,
         tx: u32,
-        name: String,
+        name: JsString,
         key_path: Option<JsKeyPath>,
         auto_increment: bool,
     ) -> Result<()> {
@@ -513,7 +527,7 @@ impl NativeConnection {
         self.send(Op::CreateStore {
             id,
             tx,
-            name,
+            name: js_name(name)?,
             key_path,
             auto_increment,
         })
@@ -521,18 +535,22 @@ impl NativeConnection {
 
     /// `deleteObjectStore` in upgrade transaction `tx`.
     #[napi]
-    pub fn delete_store(&self, id: u32, tx: u32, name: String) -> Result<()> {
-        self.send(Op::DeleteStore { id, tx, name })
+    pub fn delete_store(&self, id: u32, tx: u32, name: JsString) -> Result<()> {
+        self.send(Op::DeleteStore {
+            id,
+            tx,
+            name: js_name(name)?,
+        })
     }
 
     /// Renames object store `name` in upgrade transaction `tx`.
     #[napi]
-    pub fn rename_store(&self, id: u32, tx: u32, name: String, new_name: String) -> Result<()> {
+    pub fn rename_store(&self, id: u32, tx: u32, name: JsString, new_name: JsString) -> Result<()> {
         self.send(Op::RenameStore {
             id,
             tx,
-            name,
-            new_name,
+            name: js_name(name)?,
+            new_name: js_name(new_name)?,
         })
     }
 
@@ -543,8 +561,8 @@ impl NativeConnection {
         &self,
         id: u32,
         tx: u32,
-        store: String,
-        name: String,
+        store: JsString,
+        name: JsString,
         key_path: JsKeyPath,
         unique: bool,
         multi_entry: bool,
@@ -553,8 +571,8 @@ impl NativeConnection {
         self.send(Op::CreateIndex {
             id,
             tx,
-            store,
-            name,
+            store: js_name(store)?,
+            name: js_name(name)?,
             key_path,
             unique,
             multi_entry,
@@ -563,12 +581,12 @@ impl NativeConnection {
 
     /// `deleteIndex` in upgrade transaction `tx`.
     #[napi]
-    pub fn delete_index(&self, id: u32, tx: u32, store: String, name: String) -> Result<()> {
+    pub fn delete_index(&self, id: u32, tx: u32, store: JsString, name: JsString) -> Result<()> {
         self.send(Op::DeleteIndex {
             id,
             tx,
-            store,
-            name,
+            store: js_name(store)?,
+            name: js_name(name)?,
         })
     }
 
@@ -578,16 +596,16 @@ impl NativeConnection {
         &self,
         id: u32,
         tx: u32,
-        store: String,
-        name: String,
-        new_name: String,
+        store: JsString,
+        name: JsString,
+        new_name: JsString,
     ) -> Result<()> {
         self.send(Op::RenameIndex {
             id,
             tx,
-            store,
-            name,
-            new_name,
+            store: js_name(store)?,
+            name: js_name(name)?,
+            new_name: js_name(new_name)?,
         })
     }
 
@@ -601,7 +619,7 @@ impl NativeConnection {
         env: Env,
         id: u32,
         tx: u32,
-        store: String,
+        store: JsString,
         value: JsUnknown,
         clone: Option<Buffer>,
         key: JsUnknown,
@@ -634,7 +652,7 @@ impl NativeConnection {
         self.send(Op::Put {
             id,
             tx,
-            store,
+            store: js_name(store)?,
             value,
             key,
             no_overwrite,
@@ -649,8 +667,8 @@ impl NativeConnection {
         env: Env,
         id: u32,
         tx: u32,
-        store: String,
-        index: Option<String>,
+        store: JsString,
+        index: Option<JsString>,
         kind: String,
         range: JsUnknown,
         count: Option<u32>,
@@ -660,8 +678,8 @@ impl NativeConnection {
         self.send(Op::Read {
             id,
             tx,
-            store,
-            index,
+            store: js_name(store)?,
+            index: index.map(js_name).transpose()?,
             kind,
             range,
             count,
@@ -675,7 +693,7 @@ impl NativeConnection {
         env: Env,
         id: u32,
         tx: u32,
-        store: String,
+        store: JsString,
         range: JsUnknown,
     ) -> Result<()> {
         let range = range_from_js(&env, range)?
@@ -683,15 +701,19 @@ impl NativeConnection {
         self.send(Op::Delete {
             id,
             tx,
-            store,
+            store: js_name(store)?,
             range,
         })
     }
 
     /// `clear()` on `store`.
     #[napi]
-    pub fn clear(&self, id: u32, tx: u32, store: String) -> Result<()> {
-        self.send(Op::Clear { id, tx, store })
+    pub fn clear(&self, id: u32, tx: u32, store: JsString) -> Result<()> {
+        self.send(Op::Clear {
+            id,
+            tx,
+            store: js_name(store)?,
+        })
     }
 
     /// Opens cursor `cursor` over `store` or its `index`.
@@ -703,8 +725,8 @@ impl NativeConnection {
         id: u32,
         tx: u32,
         cursor: u32,
-        store: String,
-        index: Option<String>,
+        store: JsString,
+        index: Option<JsString>,
         range: JsUnknown,
         direction: String,
         key_only: bool,
@@ -715,8 +737,8 @@ impl NativeConnection {
             id,
             tx,
             cursor,
-            store,
-            index,
+            store: js_name(store)?,
+            index: index.map(js_name).transpose()?,
             range,
             direction,
             key_only,

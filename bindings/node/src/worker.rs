@@ -21,7 +21,7 @@ use std::sync::Arc;
 
 use indexa::{
     Cursor, CursorDirection, Database, Durability, Error, Factory, Key, KeyPath, KeyRange, Query,
-    Transaction, TransactionMode, Value,
+    Transaction, TransactionMode, Utf16String, Value,
 };
 
 /// What a read request returns.
@@ -43,13 +43,13 @@ pub enum Op {
     Open {
         id: u32,
         tx: u32,
-        name: String,
+        name: Utf16String,
         version: u64,
     },
     Begin {
         id: u32,
         tx: u32,
-        scope: Vec<String>,
+        scope: Vec<Utf16String>,
         mode: TransactionMode,
         durability: Durability,
     },
@@ -64,26 +64,26 @@ pub enum Op {
     CreateStore {
         id: u32,
         tx: u32,
-        name: String,
+        name: Utf16String,
         key_path: Option<KeyPath>,
         auto_increment: bool,
     },
     DeleteStore {
         id: u32,
         tx: u32,
-        name: String,
+        name: Utf16String,
     },
     RenameStore {
         id: u32,
         tx: u32,
-        name: String,
-        new_name: String,
+        name: Utf16String,
+        new_name: Utf16String,
     },
     CreateIndex {
         id: u32,
         tx: u32,
-        store: String,
-        name: String,
+        store: Utf16String,
+        name: Utf16String,
         key_path: KeyPath,
         unique: bool,
         multi_entry: bool,
@@ -91,20 +91,20 @@ pub enum Op {
     DeleteIndex {
         id: u32,
         tx: u32,
-        store: String,
-        name: String,
+        store: Utf16String,
+        name: Utf16String,
     },
     RenameIndex {
         id: u32,
         tx: u32,
-        store: String,
-        name: String,
-        new_name: String,
+        store: Utf16String,
+        name: Utf16String,
+        new_name: Utf16String,
     },
     Put {
         id: u32,
         tx: u32,
-        store: String,
+        store: Utf16String,
         value: Value,
         key: Option<Key>,
         no_overwrite: bool,
@@ -112,8 +112,8 @@ pub enum Op {
     Read {
         id: u32,
         tx: u32,
-        store: String,
-        index: Option<String>,
+        store: Utf16String,
+        index: Option<Utf16String>,
         kind: ReadKind,
         range: Option<KeyRange>,
         count: Option<u32>,
@@ -121,20 +121,20 @@ pub enum Op {
     Delete {
         id: u32,
         tx: u32,
-        store: String,
+        store: Utf16String,
         range: KeyRange,
     },
     Clear {
         id: u32,
         tx: u32,
-        store: String,
+        store: Utf16String,
     },
     OpenCursor {
         id: u32,
         tx: u32,
         cursor: u32,
-        store: String,
-        index: Option<String>,
+        store: Utf16String,
+        index: Option<Utf16String>,
         range: Option<KeyRange>,
         direction: CursorDirection,
         key_only: bool,
@@ -177,7 +177,7 @@ pub enum Op {
 
 /// An object store as the JavaScript layer mirrors it.
 pub struct StoreInfo {
-    pub name: String,
+    pub name: Utf16String,
     pub key_path: Option<KeyPath>,
     pub auto_increment: bool,
     pub indexes: Vec<IndexInfo>,
@@ -185,7 +185,7 @@ pub struct StoreInfo {
 
 /// An index as the JavaScript layer mirrors it.
 pub struct IndexInfo {
-    pub name: String,
+    pub name: Utf16String,
     pub key_path: KeyPath,
     pub unique: bool,
     pub multi_entry: bool,
@@ -309,10 +309,10 @@ fn injection_path(store: &indexa::ObjectStore<'_>) -> indexa::Result<Option<KeyP
 
 fn schema_of(tx: &Transaction) -> indexa::Result<Vec<StoreInfo>> {
     let mut stores = Vec::new();
-    for name in tx.object_store_names() {
+    for name in tx.object_store_names_utf16() {
         let store = tx.object_store(&name)?;
         let mut indexes = Vec::new();
-        for index_name in store.index_names()? {
+        for index_name in store.index_names_utf16()? {
             let index = store.index(&index_name)?;
             indexes.push(IndexInfo {
                 name: index_name,
@@ -461,7 +461,7 @@ impl Worker {
                 tx,
                 name,
                 version,
-            } => (id, self.open(tx, &name, version)),
+            } => (id, self.open(tx, name, version)),
             Op::Begin {
                 id,
                 tx,
@@ -576,7 +576,7 @@ impl Worker {
             } => (
                 id,
                 self.tx(tx)
-                    .and_then(|t| read(t, &store, index.as_deref(), kind, range, count)),
+                    .and_then(|t| read(t, &store, index.as_ref(), kind, range, count)),
             ),
             Op::Delete {
                 id,
@@ -611,7 +611,7 @@ impl Worker {
                     tx,
                     cursor,
                     &store,
-                    index.as_deref(),
+                    index.as_ref(),
                     range,
                     direction,
                     key_only,
@@ -663,7 +663,7 @@ impl Worker {
         Some(Reply { id, result })
     }
 
-    fn open(&mut self, tx: u32, name: &str, version: u64) -> Result<Payload, Error> {
+    fn open(&mut self, tx: u32, name: Utf16String, version: u64) -> Result<Payload, Error> {
         let (db, upgrade) = self.factory.begin_upgrade(name, version)?;
         let (old_version, stores) = match upgrade {
             Some((t, old)) => {
@@ -690,7 +690,7 @@ impl Worker {
     fn begin(
         &mut self,
         tx: u32,
-        scope: &[String],
+        scope: &[Utf16String],
         mode: TransactionMode,
         durability: Durability,
     ) -> Result<Payload, Error> {
@@ -698,8 +698,7 @@ impl Worker {
             .db
             .as_ref()
             .ok_or_else(|| Error::InvalidState("the connection is not open".into()))?;
-        let names: Vec<&str> = scope.iter().map(String::as_str).collect();
-        let t = db.transaction_with_durability(&names, mode, durability)?;
+        let t = db.transaction_with_durability(scope, mode, durability)?;
         self.txs.insert(tx, t);
         Ok(Payload::None)
     }
@@ -720,8 +719,8 @@ impl Worker {
         &mut self,
         tx: u32,
         id: u32,
-        store: &str,
-        index: Option<&str>,
+        store: &Utf16String,
+        index: Option<&Utf16String>,
         range: Option<KeyRange>,
         direction: CursorDirection,
         key_only: bool,
@@ -775,8 +774,8 @@ impl Worker {
 
 fn read(
     t: &Transaction,
-    store: &str,
-    index: Option<&str>,
+    store: &Utf16String,
+    index: Option<&Utf16String>,
     kind: ReadKind,
     range: Option<KeyRange>,
     count: Option<u32>,

@@ -4,7 +4,8 @@ use std::io::Write;
 
 use clap::Args;
 use indexa::{
-    value_to_text, CursorDirection, Durability, TransactionMode, Value, MAX_GENERATED_KEY,
+    value_to_text, CursorDirection, Durability, TransactionMode, Utf16String, Value,
+    MAX_GENERATED_KEY,
 };
 
 use crate::error::{CliError, CmdResult};
@@ -53,13 +54,13 @@ pub fn info<W: Write>(dir: &DataDir, a: &InfoArgs, out: &mut Lines<W>) -> CmdRes
     let db = dir.open_existing(&a.db)?;
     let tx = db.transaction_over_all_stores(TransactionMode::ReadOnly, Durability::Default)?;
     let mut stores = Vec::new();
-    for name in tx.object_store_names() {
+    for name in tx.object_store_names_utf16() {
         let store = tx.object_store(&name)?;
         let mut indexes = Vec::new();
-        for ix_name in store.index_names()? {
+        for ix_name in store.index_names_utf16()? {
             let ix = store.index(&ix_name)?;
             indexes.push(object(vec![
-                ("name", Value::string(&ix_name)),
+                ("name", Value::String(ix_name)),
                 ("keyPath", ix.key_path()?.to_value()),
                 ("unique", Value::Bool(ix.unique()?)),
                 ("multiEntry", Value::Bool(ix.multi_entry()?)),
@@ -67,7 +68,7 @@ pub fn info<W: Write>(dir: &DataDir, a: &InfoArgs, out: &mut Lines<W>) -> CmdRes
         }
         let current = store.current_number()?;
         stores.push(object(vec![
-            ("name", Value::string(&name)),
+            ("name", Value::String(name)),
             (
                 "keyPath",
                 store.key_path()?.map_or(Value::Null, |kp| kp.to_value()),
@@ -91,7 +92,7 @@ pub fn info<W: Write>(dir: &DataDir, a: &InfoArgs, out: &mut Lines<W>) -> CmdRes
     }
     tx.commit()?;
     let info = object(vec![
-        ("name", Value::string(db.name())),
+        ("name", Value::String(db.name_units().clone())),
         ("version", number(db.version())),
         ("objectStores", Value::Array(stores)),
     ]);
@@ -152,7 +153,8 @@ fn write_info_text<W: Write>(info: &Value, out: &mut Lines<W>) -> CmdResult {
     Ok(())
 }
 
-/// Runs `indexa list`: one line per database, `NAME<TAB>VERSION`, sorted by name.
+/// Runs `indexa list`: one line per database, `NAME<TAB>VERSION`, sorted by name. A name
+/// is written as it is when it is plain (see [`list_name`]), else as a JSON string.
 ///
 /// # Errors
 /// `UnknownError` if the data directory cannot be read; output errors.
@@ -160,18 +162,36 @@ pub fn list<W: Write>(dir: &DataDir, a: &ListArgs, out: &mut Lines<W>) -> CmdRes
     let Some(factory) = dir.existing_factory()? else {
         return Ok(());
     };
-    for d in factory.databases()? {
+    for (name, version) in factory.databases_utf16()? {
         if a.json {
             let line = JsonObject::new()
-                .value("name", &Value::string(&d.name))
-                .value("version", &number(d.version))
+                .value("name", &Value::String(name))
+                .value("version", &number(version))
                 .finish();
             out.line(&line)?;
         } else {
-            out.line(&format!("{}\t{}", d.name, d.version))?;
+            out.line(&format!("{}\t{version}", list_name(name)))?;
         }
     }
     Ok(())
+}
+
+/// A database name as `indexa list` writes it: as it is when it holds no control character
+/// (tab and newline included), no backslash, no line or paragraph separator (U+2028, U+2029)
+/// and no lone surrogate, and does not start with `"`; otherwise as a JSON string (quoted,
+/// escaped, a lone surrogate as its `\uXXXX` escape), which starts with `"` — so a name can
+/// never forge a line or a column, and reading one back is unambiguous.
+fn list_name(name: Utf16String) -> String {
+    let plain = name.to_string().filter(|text| {
+        !text.starts_with('"')
+            && !text
+                .chars()
+                .any(|c| c.is_control() || matches!(c, '\\' | '\u{2028}' | '\u{2029}'))
+    });
+    match plain {
+        Some(text) => text,
+        None => value_to_text(&Value::String(name)),
+    }
 }
 
 /// Runs `indexa export`: one `{"key":…,"value":…}` line per record, in key order.

@@ -105,7 +105,9 @@ Examples:
     /// Describe a database: version, object stores, key paths, key generators, indexes and
     /// record counts.
     Info(InfoArgs),
-    /// List the databases and their versions (one line each: NAME, a tab, VERSION).
+    /// List the databases and their versions (one line each: NAME, a tab, VERSION; a name
+    /// with a control character or backslash, or starting with `"`, is written as a JSON
+    /// string).
     List(ListArgs),
     /// Print an object store as NDJSON {"key":…,"value":…} lines (read back with
     /// `import --format export`).

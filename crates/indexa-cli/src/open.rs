@@ -45,22 +45,21 @@ impl DataDir {
         }
     }
 
-    /// The version of database `name`, 0 when it does not exist.
+    /// The version of database `name`, 0 when it does not exist. Only that database's file
+    /// is looked at.
     ///
     /// # Errors
-    /// `UnknownError` if the directory cannot be read.
+    /// `UnknownError` when something is under the database's file name but it is not an
+    /// Indexa database of that name (damaged, foreign, a directory, a link, a FIFO, …).
     pub fn version_of(factory: &Factory, name: &str) -> Result<u64, CliError> {
-        Ok(factory
-            .databases()?
-            .into_iter()
-            .find(|d| d.name == name)
-            .map_or(0, |d| d.version))
+        Ok(factory.version(name)?)
     }
 
     /// Opens database `name`, which must exist; never creates one.
     ///
     /// # Errors
-    /// `NotFoundError` when there is no such database; engine errors otherwise.
+    /// `NotFoundError` when there is no such database; `UnknownError` when the file under its
+    /// name is not a usable Indexa database; engine errors otherwise.
     pub fn open_existing(&self, name: &str) -> Result<Database, CliError> {
         let missing = || {
             CliError::new(

@@ -234,7 +234,7 @@ impl Cursor {
             .store_by_id(self.source.store_id)
             .ok_or_else(|| Error::InvalidState("the cursor's object store was deleted".into()))?;
         if let Some(index_id) = self.source.index_id {
-            if !store.indexes.values().any(|ix| ix.id == index_id) {
+            if store.index_by_id(index_id).is_none() {
                 return Err(Error::InvalidState("the cursor's index was deleted".into()));
             }
         }

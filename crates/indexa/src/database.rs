@@ -13,6 +13,7 @@ use crate::error::{Error, Result};
 use crate::schema::Schema;
 use crate::storage;
 use crate::transaction::{Durability, Transaction, TransactionMode};
+use crate::utf16::Utf16String;
 
 /// What all connections to one database share: its SQLite connections and cached schema.
 ///
@@ -20,7 +21,11 @@ use crate::transaction::{Durability, Transaction, TransactionMode};
 /// at a time, in the order they obtain it. Readonly transactions take a reader connection of
 /// their own (WAL lets them run beside the writer).
 pub(crate) struct DatabaseShared {
+    /// The name as Rust text, lone surrogates replaced by U+FFFD (for messages and
+    /// [`Database::name`]).
     pub name: String,
+    /// The name exactly, as UTF-16 code units.
+    pub name_units: Utf16String,
     pub path: PathBuf,
     writer: Mutex<WriterSlot>,
     writer_returned: Condvar,
@@ -53,12 +58,13 @@ fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
 
 impl DatabaseShared {
     /// Opens (creating if needed) the database's storage and loads its schema.
-    pub fn open(name: &str, path: PathBuf) -> Result<DatabaseShared> {
+    pub fn open(name: &Utf16String, path: PathBuf) -> Result<DatabaseShared> {
         let conn = storage::open_connection(&path)?;
         let row = storage::initialize(&conn, name)?;
         let schema = Schema::load(&conn, row.version)?;
         Ok(DatabaseShared {
-            name: name.to_owned(),
+            name: name.to_string_lossy(),
+            name_units: name.clone(),
             path,
             writer: Mutex::new(WriterSlot {
                 conn: Some(conn),
@@ -196,9 +202,15 @@ impl Database {
         }
     }
 
-    /// The database's name.
+    /// The database's name, with any lone surrogate replaced by U+FFFD (see
+    /// [`Database::name_units`] for the exact name).
     pub fn name(&self) -> &str {
         &self.shared.name
+    }
+
+    /// The database's name exactly, as UTF-16 code units (`IDBDatabase.name`).
+    pub fn name_units(&self) -> &Utf16String {
+        &self.shared.name_units
     }
 
     /// The database's version (≥ 1 once opened).
@@ -206,8 +218,19 @@ impl Database {
         self.shared.schema().version
     }
 
-    /// Names of the object stores, sorted (`objectStoreNames`).
+    /// Names of the object stores, sorted in code-unit order, each with any lone surrogate
+    /// replaced by U+FFFD (see [`Database::object_store_names_utf16`]).
     pub fn object_store_names(&self) -> Vec<String> {
+        self.shared
+            .schema()
+            .stores
+            .keys()
+            .map(Utf16String::to_string_lossy)
+            .collect()
+    }
+
+    /// Names of the object stores exactly, sorted in code-unit order (`objectStoreNames`).
+    pub fn object_store_names_utf16(&self) -> Vec<Utf16String> {
         self.shared.schema().stores.keys().cloned().collect()
     }
 
@@ -227,7 +250,11 @@ impl Database {
     /// [`Error::NotFound`] if a name is not an object store; [`Error::InvalidAccess`] if
     /// `scope` is empty; [`Error::Type`] for [`TransactionMode::VersionChange`] (only
     /// [`crate::Factory::open`] starts those); [`Error::Unknown`] if storage fails.
-    pub fn transaction(&self, scope: &[&str], mode: TransactionMode) -> Result<Transaction> {
+    pub fn transaction<N: Into<Utf16String> + Clone>(
+        &self,
+        scope: &[N],
+        mode: TransactionMode,
+    ) -> Result<Transaction> {
         self.transaction_with_durability(scope, mode, Durability::Default)
     }
 
@@ -235,9 +262,9 @@ impl Database {
     ///
     /// # Errors
     /// As [`Database::transaction`].
-    pub fn transaction_with_durability(
+    pub fn transaction_with_durability<N: Into<Utf16String> + Clone>(
         &self,
-        scope: &[&str],
+        scope: &[N],
         mode: TransactionMode,
         durability: Durability,
     ) -> Result<Transaction> {
@@ -246,7 +273,11 @@ impl Database {
                 "a transaction needs at least one object store".into(),
             ));
         }
-        self.start(Some(scope), mode, durability)
+        self.start(
+            Some(scope.iter().cloned().map(Into::into).collect()),
+            mode,
+            durability,
+        )
     }
 
     /// A transaction over all object stores, even when there are none (then every object
@@ -265,7 +296,7 @@ impl Database {
 
     fn start(
         &self,
-        scope: Option<&[&str]>,
+        scope: Option<Vec<Utf16String>>,
         mode: TransactionMode,
         durability: Durability,
     ) -> Result<Transaction> {
@@ -277,18 +308,13 @@ impl Database {
                 "versionchange transactions are started by opening with a higher version".into(),
             ));
         }
-        if let Some(names) = scope {
+        if let Some(names) = &scope {
             let schema = self.shared.schema();
             for name in names {
                 schema.store(name)?;
             }
         }
-        Transaction::begin(
-            self.shared.clone(),
-            scope.map(|s| s.iter().map(|n| n.to_string()).collect()),
-            mode,
-            durability,
-        )
+        Transaction::begin(self.shared.clone(), scope, mode, durability)
     }
 
     /// Closes the connection (`IDBDatabase.close`): later [`Database::transaction`] calls fail

@@ -13,6 +13,7 @@ use crate::query::{Query, Record};
 use crate::schema::IndexMeta;
 use crate::storage;
 use crate::transaction::Transaction;
+use crate::utf16::Utf16String;
 use crate::value::Value;
 use crate::value_codec::decode_value;
 
@@ -40,16 +41,25 @@ impl<'t> Index<'t> {
         let schema = self.tx.schema();
         let meta = schema
             .store_by_id(self.store_id)
-            .and_then(|s| s.indexes.values().find(|ix| ix.id == self.id))
+            .and_then(|s| s.index_by_id(self.id))
             .ok_or_else(|| Error::InvalidState("the index has been deleted".into()))?;
         f(meta)
     }
 
-    /// The index's name.
+    /// The index's name, with any lone surrogate replaced by U+FFFD (see
+    /// [`Index::name_utf16`]).
     ///
     /// # Errors
     /// [`Error::InvalidState`] if the index was deleted.
     pub fn name(&self) -> Result<String> {
+        self.with_meta(|m| Ok(m.name.to_string_lossy()))
+    }
+
+    /// The index's name exactly (`IDBIndex.name`).
+    ///
+    /// # Errors
+    /// [`Error::InvalidState`] if the index was deleted.
+    pub fn name_utf16(&self) -> Result<Utf16String> {
         self.with_meta(|m| Ok(m.name.clone()))
     }
 
@@ -227,14 +237,15 @@ impl<'t> Index<'t> {
     /// [`Error::InvalidState`] outside an upgrade or if the index was deleted;
     /// [`Error::TransactionInactive`]; [`Error::Constraint`] if the store has another index
     /// called `name`.
-    pub fn rename(&self, name: &str) -> Result<()> {
+    pub fn rename(&self, name: impl Into<Utf16String>) -> Result<()> {
+        let name = &name.into();
         self.tx.check_upgrade()?;
-        let old = self.name()?;
-        if old == name {
+        let old = self.name_utf16()?;
+        if old == *name {
             return Ok(());
         }
-        let store_name = self.object_store().name()?;
-        if self.object_store().index_names()?.iter().any(|n| n == name) {
+        let store_name = self.object_store().name_utf16()?;
+        if self.object_store().index_names_utf16()?.contains(name) {
             return Err(Error::Constraint(format!(
                 "object store {store_name:?} already has an index named {name:?}"
             )));
@@ -242,11 +253,8 @@ impl<'t> Index<'t> {
         self.tx
             .mutate(|conn| storage::rename_index(conn, self.id, name))?;
         self.tx.edit_schema(|schema| {
-            if let Some(store) = schema.stores.get_mut(&store_name) {
-                if let Some(mut meta) = store.indexes.remove(&old) {
-                    meta.name = name.to_owned();
-                    store.indexes.insert(name.to_owned(), meta);
-                }
+            if let Some(store) = schema.store_mut(&store_name) {
+                store.rename_index(&old, name);
             }
         });
         Ok(())

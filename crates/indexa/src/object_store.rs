@@ -17,6 +17,7 @@ use crate::query::{Query, Record};
 use crate::schema::{key_path_to_stored, IndexMeta, StoreMeta};
 use crate::storage;
 use crate::transaction::Transaction;
+use crate::utf16::Utf16String;
 use crate::value::Value;
 use crate::value_codec::{decode_value, encode_value, MAX_VALUE_DEPTH};
 
@@ -42,11 +43,20 @@ impl<'t> ObjectStore<'t> {
         f(meta)
     }
 
-    /// The store's name.
+    /// The store's name, with any lone surrogate replaced by U+FFFD (see
+    /// [`ObjectStore::name_utf16`]).
     ///
     /// # Errors
     /// [`Error::InvalidState`] if the store was deleted.
     pub fn name(&self) -> Result<String> {
+        self.with_meta(|m| Ok(m.name.to_string_lossy()))
+    }
+
+    /// The store's name exactly (`IDBObjectStore.name`).
+    ///
+    /// # Errors
+    /// [`Error::InvalidState`] if the store was deleted.
+    pub fn name_utf16(&self) -> Result<Utf16String> {
         self.with_meta(|m| Ok(m.name.clone()))
     }
 
@@ -79,11 +89,20 @@ impl<'t> ObjectStore<'t> {
         Ok(Some(self.tx.key_generator(self.id)?.current_number()))
     }
 
-    /// Names of the store's indexes, sorted (`indexNames`).
+    /// Names of the store's indexes, sorted in code-unit order, each with any lone surrogate
+    /// replaced by U+FFFD (see [`ObjectStore::index_names_utf16`]).
     ///
     /// # Errors
     /// [`Error::InvalidState`] if the store was deleted.
     pub fn index_names(&self) -> Result<Vec<String>> {
+        self.with_meta(|m| Ok(m.indexes.keys().map(Utf16String::to_string_lossy).collect()))
+    }
+
+    /// Names of the store's indexes exactly, sorted in code-unit order (`indexNames`).
+    ///
+    /// # Errors
+    /// [`Error::InvalidState`] if the store was deleted.
+    pub fn index_names_utf16(&self) -> Result<Vec<Utf16String>> {
         self.with_meta(|m| Ok(m.indexes.keys().cloned().collect()))
     }
 
@@ -92,7 +111,8 @@ impl<'t> ObjectStore<'t> {
     /// # Errors
     /// [`Error::InvalidState`] if the store was deleted; [`Error::TransactionInactive`] after
     /// the transaction ended; [`Error::NotFound`] if there is no such index.
-    pub fn index(&self, name: &str) -> Result<Index<'t>> {
+    pub fn index(&self, name: impl Into<Utf16String>) -> Result<Index<'t>> {
+        let name = &name.into();
         self.tx.check_active()?;
         let index_id = self.with_meta(|m| Ok(m.index(name)?.id))?;
         Ok(Index::new(self.tx, self.id, index_id))
@@ -513,10 +533,11 @@ impl<'t> ObjectStore<'t> {
     /// # Errors
     /// [`Error::InvalidState`] outside an upgrade or if the store was deleted;
     /// [`Error::TransactionInactive`]; [`Error::Constraint`] if another store has `name`.
-    pub fn rename(&self, name: &str) -> Result<()> {
+    pub fn rename(&self, name: impl Into<Utf16String>) -> Result<()> {
+        let name = &name.into();
         self.tx.check_upgrade()?;
-        let old = self.name()?;
-        if old == name {
+        let old = self.name_utf16()?;
+        if old == *name {
             return Ok(());
         }
         if self.tx.schema().stores.contains_key(name) {
@@ -526,12 +547,8 @@ impl<'t> ObjectStore<'t> {
         }
         self.tx
             .mutate(|conn| storage::rename_store(conn, self.id, name))?;
-        self.tx.edit_schema(|schema| {
-            if let Some(mut meta) = schema.stores.remove(&old) {
-                meta.name = name.to_owned();
-                schema.stores.insert(name.to_owned(), meta);
-            }
-        });
+        self.tx
+            .edit_schema(|schema| schema.rename_store(&old, name));
         Ok(())
     }
 
@@ -547,13 +564,14 @@ impl<'t> ObjectStore<'t> {
     ///   whole upgrade transaction is aborted, as the spec requires.
     pub fn create_index(
         &self,
-        name: &str,
+        name: impl Into<Utf16String>,
         key_path: KeyPath,
         unique: bool,
         multi_entry: bool,
     ) -> Result<Index<'t>> {
+        let name = &name.into();
         self.tx.check_upgrade()?;
-        let store_name = self.name()?;
+        let store_name = self.name_utf16()?;
         if self.with_meta(|m| Ok(m.indexes.contains_key(name)))? {
             return Err(Error::Constraint(format!(
                 "object store {store_name:?} already has an index named {name:?}"
@@ -566,7 +584,7 @@ impl<'t> ObjectStore<'t> {
         }
         let meta = IndexMeta {
             id: 0,
-            name: name.to_owned(),
+            name: name.clone(),
             key_path,
             unique,
             multi_entry,
@@ -592,10 +610,8 @@ impl<'t> ObjectStore<'t> {
             Ok(id)
         })?;
         self.tx.edit_schema(|schema| {
-            if let Some(store) = schema.stores.get_mut(&store_name) {
-                store
-                    .indexes
-                    .insert(name.to_owned(), IndexMeta { id, ..meta });
+            if let Some(store) = schema.store_mut(&store_name) {
+                store.insert_index(IndexMeta { id, ..meta });
             }
         });
         Ok(Index::new(self.tx, self.id, id))
@@ -606,14 +622,15 @@ impl<'t> ObjectStore<'t> {
     /// # Errors
     /// [`Error::InvalidState`] outside an upgrade or if the store was deleted;
     /// [`Error::TransactionInactive`]; [`Error::NotFound`] if there is no such index.
-    pub fn delete_index(&self, name: &str) -> Result<()> {
+    pub fn delete_index(&self, name: impl Into<Utf16String>) -> Result<()> {
+        let name = &name.into();
         self.tx.check_upgrade()?;
         let (store_name, index_id) = self.with_meta(|m| Ok((m.name.clone(), m.index(name)?.id)))?;
         self.tx
             .mutate(|conn| storage::delete_index(conn, index_id))?;
         self.tx.edit_schema(|schema| {
-            if let Some(store) = schema.stores.get_mut(&store_name) {
-                store.indexes.remove(name);
+            if let Some(store) = schema.store_mut(&store_name) {
+                store.remove_index(name);
             }
         });
         Ok(())

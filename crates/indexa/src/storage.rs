@@ -9,11 +9,13 @@ use std::path::Path;
 use std::sync::OnceLock;
 
 use rusqlite::types::Value as SqlValue;
-use rusqlite::{params, Connection, ErrorCode, OptionalExtension};
+use rusqlite::{params, Connection, ErrorCode, OpenFlags, OptionalExtension};
 
 use crate::error::{Error, Result};
 use crate::key_encoding::KEY_ENCODING_VERSION;
 use crate::key_range::EncodedRange;
+use crate::utf16::Utf16String;
+use crate::value_codec::wtf8_to_units;
 use crate::value_codec::VALUE_FORMAT_VERSION;
 
 /// Version of the SQLite table layout below.
@@ -79,9 +81,18 @@ impl<T> SqlResult<T> for rusqlite::Result<T> {
     }
 }
 
-/// Opens (creating if needed) the SQLite file of a database, in WAL mode.
+/// Opens (creating if needed) the SQLite file of a database, in WAL mode. The file must not
+/// be a symbolic link (`SQLITE_OPEN_NOFOLLOW`); `path` is absolute, so it is never read as a
+/// `file:` URI.
 pub(crate) fn open_connection(path: &Path) -> Result<Connection> {
-    let conn = Connection::open(path).sql()?;
+    let conn = Connection::open_with_flags(
+        path,
+        OpenFlags::SQLITE_OPEN_READ_WRITE
+            | OpenFlags::SQLITE_OPEN_CREATE
+            | OpenFlags::SQLITE_OPEN_NO_MUTEX
+            | OpenFlags::SQLITE_OPEN_NOFOLLOW,
+    )
+    .sql()?;
     refuse_foreign_file(&conn)?;
     conn.set_prepared_statement_cache_capacity(128);
     conn.busy_timeout(std::time::Duration::from_secs(30))
@@ -127,8 +138,30 @@ fn refuse_foreign_file(conn: &Connection) -> Result<()> {
 /// The row describing the database file.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) struct DatabaseRow {
-    pub name: String,
+    pub name: Utf16String,
     pub version: u64,
+}
+
+/// A name (of a database, object store or index) as stored: TEXT when it is valid Unicode
+/// (every name a build before lone-surrogate names wrote), else its WTF-8 bytes as a BLOB,
+/// so every UTF-16 name is kept exactly.
+fn name_to_sql(name: &Utf16String) -> SqlValue {
+    match name.to_string() {
+        Some(text) => SqlValue::Text(text),
+        None => SqlValue::Blob(name.to_wtf8()),
+    }
+}
+
+/// Reads a name written by [`name_to_sql`].
+fn name_from_sql(value: SqlValue) -> Result<Utf16String> {
+    match value {
+        SqlValue::Text(text) => Ok(Utf16String::from(text)),
+        SqlValue::Blob(bytes) => wtf8_to_units(&bytes)
+            .ok_or_else(|| Error::Unknown("a stored name is not valid WTF-8".into())),
+        other => Err(Error::Unknown(format!(
+            "a stored name is not text: {other:?}"
+        ))),
+    }
 }
 
 /// Creates the tables of a new file, or checks an existing file's format versions.
@@ -136,7 +169,7 @@ pub(crate) struct DatabaseRow {
 /// # Errors
 /// [`Error::Unknown`] for a file that is not an Indexa database, one of another format
 /// version, or one made for another database name.
-pub(crate) fn initialize(conn: &Connection, name: &str) -> Result<DatabaseRow> {
+pub(crate) fn initialize(conn: &Connection, name: &Utf16String) -> Result<DatabaseRow> {
     conn.execute_batch("BEGIN IMMEDIATE").sql()?;
     let result = (|| {
         conn.execute_batch(SCHEMA).sql()?;
@@ -146,7 +179,7 @@ pub(crate) fn initialize(conn: &Connection, name: &str) -> Result<DatabaseRow> {
                 [],
                 |r| {
                     Ok((
-                        r.get::<_, String>(0)?,
+                        r.get::<_, SqlValue>(0)?,
                         r.get::<_, i64>(1)?,
                         r.get::<_, i64>(2)?,
                         r.get::<_, i64>(3)?,
@@ -161,7 +194,7 @@ pub(crate) fn initialize(conn: &Connection, name: &str) -> Result<DatabaseRow> {
                 conn.execute(
                     "INSERT INTO database VALUES (1, ?1, 0, ?2, ?3, ?4)",
                     params![
-                        name,
+                        name_to_sql(name),
                         FORMAT_VERSION,
                         KEY_ENCODING_VERSION,
                         VALUE_FORMAT_VERSION
@@ -169,11 +202,12 @@ pub(crate) fn initialize(conn: &Connection, name: &str) -> Result<DatabaseRow> {
                 )
                 .sql()?;
                 Ok(DatabaseRow {
-                    name: name.to_owned(),
+                    name: name.clone(),
                     version: 0,
                 })
             }
             Some((stored_name, version, format, key_format, value_format)) => {
+                let stored_name = name_from_sql(stored_name)?;
                 if format != FORMAT_VERSION
                     || key_format != i64::from(KEY_ENCODING_VERSION)
                     || value_format != i64::from(VALUE_FORMAT_VERSION)
@@ -182,7 +216,7 @@ pub(crate) fn initialize(conn: &Connection, name: &str) -> Result<DatabaseRow> {
                         "database file has format version {format} (keys {key_format}, values {value_format}); this build reads {FORMAT_VERSION} (keys {KEY_ENCODING_VERSION}, values {VALUE_FORMAT_VERSION})"
                     )));
                 }
-                if stored_name != name {
+                if stored_name != *name {
                     return Err(Error::Unknown(format!(
                         "database file belongs to database {stored_name:?}, not {name:?}"
                     )));
@@ -210,12 +244,12 @@ pub(crate) fn initialize(conn: &Connection, name: &str) -> Result<DatabaseRow> {
 pub(crate) fn read_database_row(conn: &Connection) -> Result<Option<DatabaseRow>> {
     let row = conn
         .query_row("SELECT name, version FROM database", [], |r| {
-            Ok((r.get::<_, String>(0)?, r.get::<_, i64>(1)?))
+            Ok((r.get::<_, SqlValue>(0)?, r.get::<_, i64>(1)?))
         })
         .optional();
     match row {
         Ok(Some((name, version))) => Ok(Some(DatabaseRow {
-            name,
+            name: name_from_sql(name)?,
             version: version.max(0) as u64,
         })),
         Ok(None) => Ok(None),
@@ -303,7 +337,7 @@ pub(crate) fn rollback(conn: &Connection) {
 #[derive(Debug, Clone)]
 pub(crate) struct StoreRow {
     pub id: i64,
-    pub name: String,
+    pub name: Utf16String,
     pub key_path: Option<(String, bool)>,
     pub auto_increment: bool,
 }
@@ -313,7 +347,7 @@ pub(crate) struct StoreRow {
 pub(crate) struct IndexRow {
     pub id: i64,
     pub store_id: i64,
-    pub name: String,
+    pub name: Utf16String,
     pub key_path: (String, bool),
     pub unique: bool,
     pub multi_entry: bool,
@@ -329,15 +363,25 @@ pub(crate) fn load_stores(conn: &Connection) -> Result<Vec<StoreRow>> {
         .query_map([], |r| {
             let key_path: Option<String> = r.get(2)?;
             let is_array: bool = r.get(3)?;
-            Ok(StoreRow {
-                id: r.get(0)?,
-                name: r.get(1)?,
-                key_path: key_path.map(|k| (k, is_array)),
-                auto_increment: r.get(4)?,
-            })
+            Ok((
+                r.get::<_, SqlValue>(1)?,
+                StoreRow {
+                    id: r.get(0)?,
+                    name: Utf16String::new(),
+                    key_path: key_path.map(|k| (k, is_array)),
+                    auto_increment: r.get(4)?,
+                },
+            ))
         })
         .sql()?;
-    rows.collect::<rusqlite::Result<Vec<_>>>().sql()
+    rows.map(|row| {
+        let (name, store) = row.sql()?;
+        Ok(StoreRow {
+            name: name_from_sql(name)?,
+            ..store
+        })
+    })
+    .collect()
 }
 
 pub(crate) fn load_indexes(conn: &Connection) -> Result<Vec<IndexRow>> {
@@ -348,29 +392,39 @@ pub(crate) fn load_indexes(conn: &Connection) -> Result<Vec<IndexRow>> {
         .sql()?;
     let rows = stmt
         .query_map([], |r| {
-            Ok(IndexRow {
-                id: r.get(0)?,
-                store_id: r.get(1)?,
-                name: r.get(2)?,
-                key_path: (r.get(3)?, r.get(4)?),
-                unique: r.get(5)?,
-                multi_entry: r.get(6)?,
-            })
+            Ok((
+                r.get::<_, SqlValue>(2)?,
+                IndexRow {
+                    id: r.get(0)?,
+                    store_id: r.get(1)?,
+                    name: Utf16String::new(),
+                    key_path: (r.get(3)?, r.get(4)?),
+                    unique: r.get(5)?,
+                    multi_entry: r.get(6)?,
+                },
+            ))
         })
         .sql()?;
-    rows.collect::<rusqlite::Result<Vec<_>>>().sql()
+    rows.map(|row| {
+        let (name, index) = row.sql()?;
+        Ok(IndexRow {
+            name: name_from_sql(name)?,
+            ..index
+        })
+    })
+    .collect()
 }
 
 pub(crate) fn insert_store(
     conn: &Connection,
-    name: &str,
+    name: &Utf16String,
     key_path: Option<(&str, bool)>,
     auto_increment: bool,
 ) -> Result<i64> {
     conn.execute(
         "INSERT INTO object_store (name, key_path, key_path_is_array, auto_increment, current_number) VALUES (?1, ?2, ?3, ?4, 1)",
         params![
-            name,
+            name_to_sql(name),
             key_path.map(|k| k.0),
             key_path.is_some_and(|k| k.1),
             auto_increment
@@ -398,10 +452,10 @@ pub(crate) fn delete_store(conn: &Connection, store_id: i64) -> Result<()> {
     Ok(())
 }
 
-pub(crate) fn rename_store(conn: &Connection, store_id: i64, name: &str) -> Result<()> {
+pub(crate) fn rename_store(conn: &Connection, store_id: i64, name: &Utf16String) -> Result<()> {
     conn.execute(
         "UPDATE object_store SET name = ?2 WHERE id = ?1",
-        params![store_id, name],
+        params![store_id, name_to_sql(name)],
     )
     .sql()?;
     Ok(())
@@ -427,14 +481,21 @@ pub(crate) fn write_current_number(conn: &Connection, store_id: i64, n: u64) -> 
 pub(crate) fn insert_index(
     conn: &Connection,
     store_id: i64,
-    name: &str,
+    name: &Utf16String,
     key_path: (&str, bool),
     unique: bool,
     multi_entry: bool,
 ) -> Result<i64> {
     conn.execute(
         "INSERT INTO object_store_index (object_store_id, name, key_path, key_path_is_array, is_unique, multi_entry) VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
-        params![store_id, name, key_path.0, key_path.1, unique, multi_entry],
+        params![
+            store_id,
+            name_to_sql(name),
+            key_path.0,
+            key_path.1,
+            unique,
+            multi_entry
+        ],
     )
     .sql()?;
     Ok(conn.last_insert_rowid())
@@ -448,10 +509,10 @@ pub(crate) fn delete_index(conn: &Connection, index_id: i64) -> Result<()> {
     Ok(())
 }
 
-pub(crate) fn rename_index(conn: &Connection, index_id: i64, name: &str) -> Result<()> {
+pub(crate) fn rename_index(conn: &Connection, index_id: i64, name: &Utf16String) -> Result<()> {
     conn.execute(
         "UPDATE object_store_index SET name = ?2 WHERE id = ?1",
-        params![index_id, name],
+        params![index_id, name_to_sql(name)],
     )
     .sql()?;
     Ok(())
@@ -559,6 +620,128 @@ fn range_conditions(
     }
 }
 
+/// Where, within one key (or one index key), the start of a step lies: before every entry
+/// with that key, at a primary key (`bias` 0: that entry included; 1: excluded, ascending;
+/// −1: excluded, descending), or after every entry with that key.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
+enum Position<'a> {
+    Below,
+    At(&'a [u8], i8),
+    Above,
+}
+
+/// The one condition where a cursor step or range read starts, in the direction of travel:
+/// entries (key, primary key) at or beyond `(key, position)`. Of the range's near bound, the
+/// cursor's position and its target only the tightest is written, as a single comparison
+/// (a row value for a primary key), so SQLite seeks the B-tree to it: a step costs one seek
+/// however far into the index the cursor is. Several lower bounds on one column would leave
+/// SQLite to seek to one of them, possibly the range's start, and scan from there.
+struct Start<'a> {
+    bound: Option<(&'a [u8], Position<'a>)>,
+}
+
+impl<'a> Start<'a> {
+    /// The near bound of `range` (the lower one ascending, the upper one descending).
+    fn of_range(range: &'a EncodedRange, descending: bool) -> Self {
+        let near = if descending {
+            &range.upper
+        } else {
+            &range.lower
+        };
+        let (open, closed) = if descending {
+            (Position::Below, Position::Above)
+        } else {
+            (Position::Above, Position::Below)
+        };
+        Start {
+            bound: match near {
+                Bound::Unbounded => None,
+                Bound::Included(k) => Some((k.as_slice(), closed)),
+                Bound::Excluded(k) => Some((k.as_slice(), open)),
+            },
+        }
+    }
+
+    /// Keeps the tighter of the current start and `(key, position)` (given as for
+    /// ascending travel: `Below` = at or beyond `key`, `Above` = strictly beyond it).
+    fn tighten(&mut self, key: &'a [u8], position: Position<'a>, descending: bool) {
+        let candidate = (
+            key,
+            if descending {
+                mirror(position)
+            } else {
+                position
+            },
+        );
+        self.bound = Some(match self.bound.take() {
+            None => candidate,
+            Some(current) if descending => current.min(candidate),
+            Some(current) => current.max(candidate),
+        });
+    }
+
+    /// Appends the start condition on `key_column` (and `pk_column`) and its parameters.
+    fn push_condition(
+        &self,
+        key_column: &str,
+        pk_column: Option<&str>,
+        descending: bool,
+        sql: &mut String,
+        params: &mut Vec<SqlValue>,
+    ) {
+        let Some((key, position)) = &self.bound else {
+            return;
+        };
+        let (strict, inclusive) = if descending { ("<", "<=") } else { (">", ">=") };
+        match position {
+            Position::At(pk, bias) => {
+                let op = if *bias == 0 { inclusive } else { strict };
+                let pk_column = pk_column.expect("a primary-key position needs an index");
+                sql.push_str(&format!(" AND ({key_column}, {pk_column}) {op} (?, ?)"));
+                params.push(SqlValue::Blob(key.to_vec()));
+                params.push(SqlValue::Blob(pk.to_vec()));
+            }
+            Position::Below | Position::Above => {
+                let at_key = (*position == Position::Below) != descending;
+                let op = if at_key { inclusive } else { strict };
+                sql.push_str(&format!(" AND {key_column} {op} ?"));
+                params.push(SqlValue::Blob(key.to_vec()));
+            }
+        }
+    }
+}
+
+/// The same start seen from descending travel (where "beyond" means below).
+fn mirror(position: Position<'_>) -> Position<'_> {
+    match position {
+        Position::Below => Position::Above,
+        Position::Above => Position::Below,
+        Position::At(pk, bias) => Position::At(pk, -bias),
+    }
+}
+
+/// Appends the condition of `range`'s far bound (upper ascending, lower descending).
+fn push_far_bound(
+    column: &str,
+    range: &EncodedRange,
+    descending: bool,
+    sql: &mut String,
+    params: &mut Vec<SqlValue>,
+) {
+    let (far, inclusive, strict) = if descending {
+        (&range.lower, ">=", ">")
+    } else {
+        (&range.upper, "<=", "<")
+    };
+    let (op, key) = match far {
+        Bound::Unbounded => return,
+        Bound::Included(k) => (inclusive, k),
+        Bound::Excluded(k) => (strict, k),
+    };
+    sql.push_str(&format!(" AND {column} {op} ?"));
+    params.push(SqlValue::Blob(key.clone()));
+}
+
 /// A record as stored: encoded key and encoded value (`None` when not asked for).
 pub(crate) type RawRecord = (Vec<u8>, Option<Vec<u8>>);
 
@@ -651,27 +834,43 @@ pub(crate) fn step_store(
     with_value: bool,
     limit: u32,
 ) -> Result<Vec<RawRecord>> {
-    let (mut sql, mut params) = records_in_range(select_records_sql(with_value), store_id, range);
-    let (beyond, at_least, order) = if descending {
-        (
-            " AND key < ?",
-            " AND key <= ?",
-            " ORDER BY key DESC LIMIT ?",
-        )
-    } else {
-        (" AND key > ?", " AND key >= ?", " ORDER BY key LIMIT ?")
-    };
+    let (sql, params) = step_store_sql(
+        store_id, range, descending, after, target, with_value, limit,
+    );
+    query_records(conn, &sql, params, with_value)
+}
+
+/// The statement of [`step_store`] and its parameters.
+fn step_store_sql(
+    store_id: i64,
+    range: &EncodedRange,
+    descending: bool,
+    after: Option<&[u8]>,
+    target: Option<&[u8]>,
+    with_value: bool,
+    limit: u32,
+) -> (String, Vec<SqlValue>) {
+    let mut start = Start::of_range(range, descending);
     if let Some(a) = after {
-        sql.push_str(beyond);
-        params.push(SqlValue::Blob(a.to_vec()));
+        start.tighten(a, Position::Above, descending);
     }
     if let Some(t) = target {
-        sql.push_str(at_least);
-        params.push(SqlValue::Blob(t.to_vec()));
+        start.tighten(t, Position::Below, descending);
     }
-    sql.push_str(order);
+    let mut sql = format!(
+        "{} WHERE object_store_id = ?",
+        select_records_sql(with_value)
+    );
+    let mut params = vec![SqlValue::Integer(store_id)];
+    start.push_condition("key", None, descending, &mut sql, &mut params);
+    push_far_bound("key", range, descending, &mut sql, &mut params);
+    sql.push_str(if descending {
+        " ORDER BY key DESC LIMIT ?"
+    } else {
+        " ORDER BY key LIMIT ?"
+    });
     params.push(SqlValue::Integer(i64::from(limit.max(1))));
-    query_records(conn, &sql, params, with_value)
+    (sql, params)
 }
 
 // ---- index entries ----
@@ -861,53 +1060,60 @@ pub(crate) fn step_index(
     with_value: bool,
     limit: u32,
 ) -> Result<Vec<RawEntry>> {
+    let (sql, params) = step_index_sql(
+        index_id, store_id, range, descending, step, with_value, limit,
+    );
+    query_entries(conn, &sql, params, with_value)
+}
+
+/// The statement of [`step_index`] and its parameters.
+#[allow(clippy::too_many_arguments)]
+fn step_index_sql(
+    index_id: i64,
+    store_id: i64,
+    range: &EncodedRange,
+    descending: bool,
+    step: &IndexStep<'_>,
+    with_value: bool,
+    limit: u32,
+) -> (String, Vec<SqlValue>) {
     let mut sql = String::from("SELECT e.key, e.primary_key");
+    let mut params = Vec::new();
     if with_value {
         sql.push_str(", r.value FROM index_entry e JOIN record r ON r.object_store_id = ? AND r.key = e.primary_key WHERE e.index_id = ?");
+        params.push(SqlValue::Integer(store_id));
     } else {
         sql.push_str(" FROM index_entry e WHERE e.index_id = ?");
     }
-    let mut params = Vec::new();
-    if with_value {
-        params.push(SqlValue::Integer(store_id));
-    }
     params.push(SqlValue::Integer(index_id));
-    range_conditions("e.key", range, &mut sql, &mut params);
-    let (gt, ge) = if descending { ("<", "<=") } else { (">", ">=") };
+    let mut start = Start::of_range(range, descending);
     if let Some((k, pk)) = step.after {
-        sql.push_str(&format!(
-            " AND (e.key {gt} ? OR (e.key = ? AND e.primary_key {gt} ?))"
-        ));
-        params.push(SqlValue::Blob(k.to_vec()));
-        params.push(SqlValue::Blob(k.to_vec()));
-        params.push(SqlValue::Blob(pk.to_vec()));
+        start.tighten(k, Position::At(pk, 1), descending);
     }
     if let Some(k) = step.after_key {
-        sql.push_str(&format!(" AND e.key {gt} ?"));
-        params.push(SqlValue::Blob(k.to_vec()));
+        start.tighten(k, Position::Above, descending);
     }
-    match (step.target, step.target_primary_key) {
-        (Some(k), Some(pk)) => {
-            sql.push_str(&format!(
-                " AND (e.key {gt} ? OR (e.key = ? AND e.primary_key {ge} ?))"
-            ));
-            params.push(SqlValue::Blob(k.to_vec()));
-            params.push(SqlValue::Blob(k.to_vec()));
-            params.push(SqlValue::Blob(pk.to_vec()));
-        }
-        (Some(k), None) => {
-            sql.push_str(&format!(" AND e.key {ge} ?"));
-            params.push(SqlValue::Blob(k.to_vec()));
-        }
-        _ => {}
+    if let Some(k) = step.target {
+        let at = step
+            .target_primary_key
+            .map_or(Position::Below, |pk| Position::At(pk, 0));
+        start.tighten(k, at, descending);
     }
+    start.push_condition(
+        "e.key",
+        Some("e.primary_key"),
+        descending,
+        &mut sql,
+        &mut params,
+    );
+    push_far_bound("e.key", range, descending, &mut sql, &mut params);
     sql.push_str(if descending {
         " ORDER BY e.key DESC, e.primary_key DESC LIMIT ?"
     } else {
         " ORDER BY e.key, e.primary_key LIMIT ?"
     });
     params.push(SqlValue::Integer(i64::from(limit.max(1))));
-    query_entries(conn, &sql, params, with_value)
+    (sql, params)
 }
 
 /// The entry with the lowest primary key among those with index key `key`.
@@ -941,9 +1147,131 @@ pub(crate) fn first_entry_with_key(
 pub(crate) fn peek_database_file(path: &Path) -> Result<Option<DatabaseRow>> {
     let conn = Connection::open_with_flags(
         path,
-        rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY | rusqlite::OpenFlags::SQLITE_OPEN_NO_MUTEX,
+        OpenFlags::SQLITE_OPEN_READ_ONLY
+            | OpenFlags::SQLITE_OPEN_NO_MUTEX
+            | OpenFlags::SQLITE_OPEN_NOFOLLOW,
     )
     .sql()?;
     conn.busy_timeout(std::time::Duration::from_secs(5)).sql()?;
     read_database_row(&conn)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// SQLite's plan for a statement, one detail line per step.
+    fn plan(conn: &Connection, sql: &str, params: &[SqlValue]) -> Vec<String> {
+        let mut stmt = conn.prepare(&format!("EXPLAIN QUERY PLAN {sql}")).unwrap();
+        stmt.query_map(rusqlite::params_from_iter(params), |r| {
+            r.get::<_, String>(3)
+        })
+        .unwrap()
+        .collect::<rusqlite::Result<Vec<_>>>()
+        .unwrap()
+    }
+
+    fn schema() -> Connection {
+        let conn = Connection::open_in_memory().unwrap();
+        conn.execute_batch(SCHEMA).unwrap();
+        conn
+    }
+
+    fn range(lower: Bound<&[u8]>, upper: Bound<&[u8]>) -> EncodedRange {
+        EncodedRange {
+            lower: lower.map(<[u8]>::to_vec),
+            upper: upper.map(<[u8]>::to_vec),
+        }
+    }
+
+    #[test]
+    fn an_index_step_seeks_to_the_position_past_the_ranges_start() {
+        let conn = schema();
+        let r = range(Bound::Included(b"\x10"), Bound::Excluded(b"\x90"));
+        let step = IndexStep {
+            after: Some((b"\x30", b"\x31")),
+            after_key: None,
+            target: None,
+            target_primary_key: None,
+        };
+        let (sql, params) = step_index_sql(1, 2, &r, false, &step, true, 8);
+        assert_eq!(
+            plan(&conn, &sql, &params),
+            [
+                "SEARCH e USING PRIMARY KEY (index_id=? AND (key,primary_key)>(?,?) AND key<?)",
+                "SEARCH r USING PRIMARY KEY (object_store_id=? AND key=?)"
+            ]
+        );
+        assert_eq!(
+            params.len(),
+            6,
+            "the range's lower bound is not written: {sql}"
+        );
+        let (sql, params) = step_index_sql(1, 2, &r, true, &step, false, 8);
+        assert_eq!(
+            plan(&conn, &sql, &params),
+            ["SEARCH e USING PRIMARY KEY (index_id=? AND key>? AND (key,primary_key)<(?,?))"]
+        );
+    }
+
+    #[test]
+    fn an_index_step_keeps_the_tightest_start() {
+        let r = range(Bound::Included(b"\x10"), Bound::Unbounded);
+        // continuePrimaryKey beyond the position: the target is the start.
+        let step = IndexStep {
+            after: Some((b"\x30", b"\x31")),
+            after_key: None,
+            target: Some(b"\x30"),
+            target_primary_key: Some(b"\x35"),
+        };
+        let (sql, params) = step_index_sql(1, 2, &r, false, &step, false, 1);
+        assert!(sql.contains("(e.key, e.primary_key) >= (?, ?)"), "{sql}");
+        assert_eq!(params[1], SqlValue::Blob(b"\x30".to_vec()));
+        assert_eq!(params[2], SqlValue::Blob(b"\x35".to_vec()));
+        // A target key equal to the position's with no primary key: the position wins.
+        let step = IndexStep {
+            target_primary_key: None,
+            ..step
+        };
+        let (sql, params) = step_index_sql(1, 2, &r, false, &step, false, 1);
+        assert!(sql.contains("(e.key, e.primary_key) > (?, ?)"), "{sql}");
+        assert_eq!(params[2], SqlValue::Blob(b"\x31".to_vec()));
+        // Descending, the position below the range's upper bound starts the step.
+        let r = range(Bound::Unbounded, Bound::Included(b"\x90"));
+        let step = IndexStep {
+            after: None,
+            after_key: Some(b"\x40"),
+            target: Some(b"\x50"),
+            target_primary_key: None,
+        };
+        let (sql, params) = step_index_sql(1, 2, &r, true, &step, false, 1);
+        assert!(sql.contains("AND e.key < ? ORDER BY"), "{sql}");
+        assert_eq!(params[1], SqlValue::Blob(b"\x40".to_vec()));
+    }
+
+    #[test]
+    fn a_store_step_seeks_to_the_position_past_the_ranges_start() {
+        let conn = Connection::open_in_memory().unwrap();
+        conn.execute_batch(SCHEMA).unwrap();
+        let fill = "WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < 2000) INSERT INTO record SELECT 1, CAST(printf('%08d', i) AS BLOB), x'00' FROM n";
+        conn.execute_batch(fill).unwrap();
+        let r = range(Bound::Included(b"00000001"), Bound::Unbounded);
+        let rows = step_store(&conn, 1, &r, false, Some(b"00001500"), None, false, 2).unwrap();
+        assert_eq!(
+            rows,
+            [(b"00001501".to_vec(), None), (b"00001502".to_vec(), None)]
+        );
+        let rows = step_store(&conn, 1, &r, true, Some(b"00001500"), None, false, 1).unwrap();
+        assert_eq!(rows, [(b"00001499".to_vec(), None)]);
+        let (sql, params) = step_store_sql(1, &r, false, Some(b"00001500"), None, true, 2);
+        assert_eq!(
+            plan(&conn, &sql, &params),
+            ["SEARCH record USING PRIMARY KEY (object_store_id=? AND key>?)"]
+        );
+        assert_eq!(
+            params.len(),
+            3,
+            "the range's lower bound is not written: {sql}"
+        );
+    }
 }

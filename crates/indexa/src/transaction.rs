@@ -17,6 +17,7 @@ use crate::key_path::KeyPath;
 use crate::object_store::ObjectStore;
 use crate::schema::{key_path_to_stored, Schema, StoreMeta};
 use crate::storage;
+use crate::utf16::Utf16String;
 
 /// A transaction's mode (`IDBTransactionMode`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -104,7 +105,7 @@ pub struct Transaction {
     mode: TransactionMode,
     durability: Durability,
     /// `None`: every object store of the database.
-    scope: Option<Vec<String>>,
+    scope: Option<Vec<Utf16String>>,
     serial: u64,
     start_version: u64,
     conn: RefCell<Option<(Connection, ConnectionKind)>>,
@@ -128,7 +129,7 @@ impl std::fmt::Debug for Transaction {
 impl Transaction {
     pub(crate) fn begin(
         shared: Arc<DatabaseShared>,
-        scope: Option<Vec<String>>,
+        scope: Option<Vec<Utf16String>>,
         mode: TransactionMode,
         durability: Durability,
     ) -> Result<Transaction> {
@@ -206,13 +207,23 @@ impl Transaction {
         &self.shared.name
     }
 
-    /// The object stores in scope, sorted (`IDBTransaction.objectStoreNames`). A
-    /// versionchange transaction's scope is every object store, including those it creates.
+    /// The object stores in scope, sorted in code-unit order, each with any lone surrogate
+    /// replaced by U+FFFD (see [`Transaction::object_store_names_utf16`]).
     pub fn object_store_names(&self) -> Vec<String> {
+        self.object_store_names_utf16()
+            .iter()
+            .map(Utf16String::to_string_lossy)
+            .collect()
+    }
+
+    /// The object stores in scope, exactly, sorted in code-unit order
+    /// (`IDBTransaction.objectStoreNames`). A versionchange transaction's scope is every
+    /// object store, including those it creates.
+    pub fn object_store_names_utf16(&self) -> Vec<Utf16String> {
         let state = self.state.borrow();
         match &self.scope {
             Some(names) => {
-                let mut names: Vec<String> = names
+                let mut names: Vec<Utf16String> = names
                     .iter()
                     .filter(|n| state.schema.stores.contains_key(*n))
                     .cloned()
@@ -230,7 +241,8 @@ impl Transaction {
     /// # Errors
     /// [`Error::TransactionInactive`] after commit or abort; [`Error::NotFound`] if `name`
     /// is not an object store in the transaction's scope.
-    pub fn object_store(&self, name: &str) -> Result<ObjectStore<'_>> {
+    pub fn object_store(&self, name: impl Into<Utf16String>) -> Result<ObjectStore<'_>> {
+        let name = &name.into();
         self.check_active()?;
         if let Some(scope) = &self.scope {
             if !scope.iter().any(|n| n == name) {
@@ -378,10 +390,11 @@ impl Transaction {
     /// taken; [`Error::InvalidAccess`] for `auto_increment` with an empty or array key path.
     pub fn create_object_store(
         &self,
-        name: &str,
+        name: impl Into<Utf16String>,
         key_path: Option<KeyPath>,
         auto_increment: bool,
     ) -> Result<ObjectStore<'_>> {
+        let name = &name.into();
         self.check_upgrade()?;
         if self.state.borrow().schema.stores.contains_key(name) {
             return Err(Error::Constraint(format!(
@@ -407,16 +420,12 @@ impl Transaction {
             )
         })?;
         let mut state = self.state.borrow_mut();
-        Arc::make_mut(&mut state.schema).stores.insert(
-            name.to_owned(),
-            StoreMeta {
-                id,
-                name: name.to_owned(),
-                key_path,
-                auto_increment,
-                indexes: Default::default(),
-            },
-        );
+        Arc::make_mut(&mut state.schema).insert_store(StoreMeta::new(
+            id,
+            name.clone(),
+            key_path,
+            auto_increment,
+        ));
         state.generators.remove(&id);
         drop(state);
         Ok(ObjectStore::new(self, id))
@@ -429,12 +438,13 @@ impl Transaction {
     /// [`Error::InvalidState`] outside a versionchange transaction;
     /// [`Error::TransactionInactive`] after it ended; [`Error::NotFound`] if there is no such
     /// object store.
-    pub fn delete_object_store(&self, name: &str) -> Result<()> {
+    pub fn delete_object_store(&self, name: impl Into<Utf16String>) -> Result<()> {
+        let name = &name.into();
         self.check_upgrade()?;
         let id = self.state.borrow().schema.store(name)?.id;
         self.mutate(|conn| storage::delete_store(conn, id))?;
         let mut state = self.state.borrow_mut();
-        Arc::make_mut(&mut state.schema).stores.remove(name);
+        Arc::make_mut(&mut state.schema).remove_store(name);
         state.generators.remove(&id);
         Ok(())
     }

@@ -96,6 +96,15 @@ impl Utf16String {
         String::from_utf16_lossy(&self.0)
     }
 
+    /// The WTF-8 bytes of the string: UTF-8, with each lone surrogate written as the
+    /// three-byte sequence UTF-8 would use for its value (`U+D800` → `ED A0 80`). Distinct
+    /// strings have distinct bytes, and a string without lone surrogates gets its UTF-8.
+    pub fn to_wtf8(&self) -> Vec<u8> {
+        let mut out = Vec::with_capacity(self.0.len());
+        push_wtf8(&mut out, &self.0);
+        out
+    }
+
     /// True when the code units equal the UTF-16 encoding of `s` (no allocation).
     pub fn eq_str(&self, s: &str) -> bool {
         let mut units = self.0.iter();
@@ -105,6 +114,26 @@ impl Utf16String {
             }
         }
         units.next().is_none()
+    }
+}
+
+/// Appends the WTF-8 bytes of `units` (see [`Utf16String::to_wtf8`]).
+pub(crate) fn push_wtf8(out: &mut Vec<u8>, units: &[u16]) {
+    for c in char::decode_utf16(units.iter().copied()) {
+        match c {
+            Ok(c) => {
+                let mut buf = [0u8; 4];
+                out.extend_from_slice(c.encode_utf8(&mut buf).as_bytes());
+            }
+            Err(e) => {
+                let u = e.unpaired_surrogate();
+                out.extend_from_slice(&[
+                    0xE0 | (u >> 12) as u8,
+                    0x80 | ((u >> 6) & 0x3F) as u8,
+                    0x80 | (u & 0x3F) as u8,
+                ]);
+            }
+        }
     }
 }
 
@@ -124,6 +153,12 @@ impl FromIterator<u16> for Utf16String {
 impl From<String> for Utf16String {
     fn from(s: String) -> Self {
         Utf16String::from(s.as_str())
+    }
+}
+
+impl From<&Utf16String> for Utf16String {
+    fn from(s: &Utf16String) -> Self {
+        s.clone()
     }
 }
 

@@ -187,22 +187,7 @@ fn put_wtf8(out: &mut Vec<u8>, units: &[u16]) {
         return;
     }
     put_varint(out, wtf8_len(units) as u64);
-    for c in char::decode_utf16(units.iter().copied()) {
-        match c {
-            Ok(c) => {
-                let mut buf = [0u8; 4];
-                out.extend_from_slice(c.encode_utf8(&mut buf).as_bytes());
-            }
-            Err(e) => {
-                let u = e.unpaired_surrogate();
-                out.extend_from_slice(&[
-                    0xE0 | (u >> 12) as u8,
-                    0x80 | ((u >> 6) & 0x3F) as u8,
-                    0x80 | (u & 0x3F) as u8,
-                ]);
-            }
-        }
-    }
+    crate::utf16::push_wtf8(out, units);
 }
 
 fn wtf8_len(units: &[u16]) -> usize {
@@ -215,7 +200,7 @@ fn wtf8_len(units: &[u16]) -> usize {
 }
 
 /// Decodes WTF-8 into UTF-16 code units; `None` if `bytes` is not valid WTF-8.
-fn wtf8_to_units(bytes: &[u8]) -> Option<Utf16String> {
+pub(crate) fn wtf8_to_units(bytes: &[u8]) -> Option<Utf16String> {
     if bytes.is_ascii() {
         return Some(Utf16String::from_ascii_bytes(bytes));
     }

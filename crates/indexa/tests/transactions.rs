@@ -41,7 +41,7 @@ fn readonly_transactions_refuse_writes() {
 fn scope_and_lifecycle_errors() {
     let (_f, db) = factory_with_store();
     assert_eq!(
-        db.transaction(&[], TransactionMode::ReadOnly)
+        db.transaction::<&str>(&[], TransactionMode::ReadOnly)
             .unwrap_err()
             .name(),
         "InvalidAccessError"
