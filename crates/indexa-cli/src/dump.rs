@@ -63,11 +63,11 @@ pub fn dump<W: Write>(dir: &DataDir, a: &DumpArgs, out: &mut Lines<W>) -> CmdRes
             .finish(),
     )?;
     let (mut stores, mut indexes, mut records) = (0u64, 0u64, 0u64);
-    for name in tx.object_store_names() {
-        let store = tx.object_store(&name)?;
+    for name in tx.object_store_names_utf16() {
+        let store = tx.object_store(name.clone())?;
         let current = store.current_number()?;
         let mut line = JsonObject::new()
-            .value("store", &Value::string(&name))
+            .value("store", &Value::String(name))
             .value(
                 "keyPath",
                 &store.key_path()?.map_or(Value::Null, |kp| kp.to_value()),
@@ -83,11 +83,11 @@ pub fn dump<W: Write>(dir: &DataDir, a: &DumpArgs, out: &mut Lines<W>) -> CmdRes
         };
         out.line(&line.finish())?;
         stores += 1;
-        for ix_name in store.index_names()? {
-            let ix = store.index(&ix_name)?;
+        for ix_name in store.index_names_utf16()? {
+            let ix = store.index(ix_name.clone())?;
             out.line(
                 &JsonObject::new()
-                    .value("index", &Value::string(&ix_name))
+                    .value("index", &Value::String(ix_name))
                     .value("keyPath", &ix.key_path()?.to_value())
                     .value("unique", &Value::Bool(ix.unique()?))
                     .value("multiEntry", &Value::Bool(ix.multi_entry()?))
@@ -129,13 +129,13 @@ enum Line {
         version: u64,
     },
     Store {
-        name: String,
+        name: Utf16String,
         key_path: Option<KeyPath>,
         auto_increment: bool,
         current: Option<u64>,
     },
     Index {
-        name: String,
+        name: Utf16String,
         key_path: KeyPath,
         unique: bool,
         multi_entry: bool,
@@ -172,6 +172,17 @@ impl Members {
             Value::String(s) => s
                 .to_string()
                 .ok_or_else(|| format!("{name:?} holds a lone surrogate")),
+            other => Err(format!(
+                "{name:?} must be a string, not {}",
+                value_to_text(&other)
+            )),
+        }
+    }
+
+    /// An object store or index name: any string, lone surrogates included (names are UTF-16).
+    fn name(&mut self, name: &str) -> Result<Utf16String, String> {
+        match self.take(name)? {
+            Value::String(s) => Ok(s),
             other => Err(format!(
                 "{name:?} must be a string, not {}",
                 value_to_text(&other)
@@ -248,7 +259,7 @@ fn parse_line(text: &str) -> Result<Line, String> {
             Line::Header { version }
         }
         "store" => {
-            let name = m.string("store")?;
+            let name = m.name("store")?;
             let key_path = match m.take("keyPath")? {
                 Value::Null => None,
                 v => Some(key_path_of(&v)?),
@@ -279,7 +290,7 @@ fn parse_line(text: &str) -> Result<Line, String> {
             }
         }
         "index" => Line::Index {
-            name: m.string("index")?,
+            name: m.name("index")?,
             key_path: key_path_of(&m.take("keyPath")?)?,
             unique: m.boolean("unique")?,
             multi_entry: m.boolean("multiEntry")?,
@@ -336,7 +347,7 @@ fn restore_into(
                 current,
             } => {
                 let s = tx
-                    .create_object_store(&name, key_path, auto_increment)
+                    .create_object_store(name.clone(), key_path, auto_increment)
                     .map_err(|e| {
                         CliError::from(e)
                             .context(format!("dump line {number}: object store {name:?}"))
@@ -357,7 +368,7 @@ fn restore_into(
                 let s = store
                     .as_ref()
                     .ok_or_else(|| at("an index line before any store line".into()))?;
-                s.create_index(&name, key_path, unique, multi_entry)
+                s.create_index(name.clone(), key_path, unique, multi_entry)
                     .map_err(|e| {
                         CliError::from(e).context(format!("dump line {number}: index {name:?}"))
                     })?;

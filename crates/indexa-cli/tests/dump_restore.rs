@@ -536,3 +536,33 @@ fn restore_reads_standard_input() {
         SMALL_DUMP.replace("\"name\":\"db\"", "\"name\":\"piped\"")
     );
 }
+
+/// The batch protocol takes only valid Unicode names, but IndexedDB names are UTF-16 strings
+/// (the Node.js package stores lone surrogates exactly), so the database is made through the
+/// engine.
+#[test]
+fn lone_surrogate_store_and_index_names_survive_dump_and_restore() {
+    let env = Env::new();
+    let unit = |u: u16| indexa::Utf16String::from_units(vec![u]);
+    {
+        let factory = Factory::open_dir(env.data_dir()).unwrap();
+        let db = factory
+            .open("odd", Some(1), |tx, _, _| {
+                let store = tx.create_object_store(unit(0xD800), None, false)?;
+                store.create_index(unit(0xDFFF), KeyPath::parse("a")?, false, false)?;
+                store.add(indexa::parse_value(r#"{"a":1}"#)?, Some(Key::Number(1.0)))?;
+                tx.create_object_store(unit(0xDC00), None, false)?;
+                Ok(())
+            })
+            .unwrap();
+        db.close();
+    }
+    let first = ok(&env, &["dump", "odd"]);
+    assert!(first.contains(r#"{"store":"\uD800","#), "{first}");
+    assert!(first.contains(r#"{"store":"\uDC00","#), "{first}");
+    assert!(first.contains(r#"{"index":"\uDFFF","#), "{first}");
+    let file = env.file("odd.dump", &first);
+    let other = Env::new();
+    assert_eq!(ok(&other, &["restore", "odd", file.to_str().unwrap()]), "");
+    assert_eq!(ok(&other, &["dump", "odd"]), first);
+}
