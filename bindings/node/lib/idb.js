@@ -777,8 +777,9 @@ class IDBObjectStore {
 
   get(query) { return read(this, null, 'get', toRange(query, true)); }
   getKey(query) { return read(this, null, 'getKey', toRange(query, true)); }
-  getAll(query, count) { return read(this, null, 'getAll', toRange(query, false), countArg(count)); }
-  getAllKeys(query, count) { return read(this, null, 'getAllKeys', toRange(query, false), countArg(count)); }
+  getAll(queryOrOptions, count) { return readAll(this, 'getAll', getAllArgs(queryOrOptions, count)); }
+  getAllKeys(queryOrOptions, count) { return readAll(this, 'getAllKeys', getAllArgs(queryOrOptions, count)); }
+  getAllRecords(options) { return readAll(this, 'getAllRecords', getAllOptions(options)); }
   count(query) { return read(this, null, 'count', toRange(query, false)); }
 
   openCursor(query, direction = 'next') { return openCursor(this, null, query, direction, false); }
@@ -824,16 +825,80 @@ class IDBObjectStore {
   }
 }
 
-function read(source, index, kind, range, count) {
+function read(source, index, kind, range, count, direction) {
   const si = source instanceof IDBIndex ? liveIndex(source).store[internal] : liveStore(source);
   const tx = si.tx;
   checkActive(tx);
   const kp = si.meta.keyPath;
-  const convert = kind === 'get' ? (v) => revive(v, kp)
-    : kind === 'getAll' ? (vs) => { for (let i = 0; i < vs.length; i++) vs[i] = revive(vs[i], kp); return vs; }
-      : null;
+  let convert = null;
+  if (kind === 'get') convert = (v) => revive(v, kp);
+  else if (kind === 'getAll') convert = (vs) => { for (let i = 0; i < vs.length; i++) vs[i] = revive(vs[i], kp); return vs; };
+  else if (kind === 'getAllRecords') convert = (rows) => recordsOf(rows, kp);
   const indexName = source instanceof IDBIndex ? source[internal].meta.name : undefined;
-  return placeRequest(tx, source, 'read', [tx[internal].id, si.meta.name, indexName, kind, range, count], convert);
+  return placeRequest(tx, source, 'read',
+    [tx[internal].id, si.meta.name, indexName, kind, range, count, direction], convert);
+}
+
+// ---- getAll(), getAllKeys(), getAllRecords() and IDBGetAllOptions ----
+
+/** The spec's "is a potentially valid key": a Number, String, Date, Array or BufferSource. */
+function isPotentiallyValidKey(value) {
+  return typeof value === 'number' || typeof value === 'string' || value instanceof Date
+    || Array.isArray(value) || value instanceof ArrayBuffer || ArrayBuffer.isView(value);
+}
+
+/**
+ * The IDBGetAllOptions dictionary (WebIDL conversion: members in lexicographic order, count
+ * with [EnforceRange], direction an IDBCursorDirection, query converted to a key range).
+ */
+function getAllOptions(options) {
+  if (options !== undefined && options !== null && typeof options !== 'object' && typeof options !== 'function') {
+    throw new TypeError('the options are not an IDBGetAllOptions dictionary');
+  }
+  const o = options || {};
+  const count = countArg(o.count);
+  const d = o.direction;
+  const direction = d === undefined ? 'next' : String(d);
+  if (!DIRECTIONS.includes(direction)) throw new TypeError(`${JSON.stringify(direction)} is not a cursor direction`);
+  return [toRange(o.query, false), count, direction];
+}
+
+/**
+ * getAll()/getAllKeys() arguments (IndexedDB 3.0 "create a request to retrieve multiple
+ * items"): null, undefined, a key range or a potentially valid key is the query, with
+ * `count`; anything else
+ * is an IDBGetAllOptions dictionary, and `count` is then ignored.
+ */
+function getAllArgs(queryOrOptions, count) {
+  if (queryOrOptions === undefined || queryOrOptions === null
+    || queryOrOptions instanceof IDBKeyRange || isPotentiallyValidKey(queryOrOptions)) {
+    return [toRange(queryOrOptions, false), countArg(count), 'next'];
+  }
+  return getAllOptions(queryOrOptions);
+}
+
+function readAll(source, kind, [range, count, direction]) {
+  return read(source, null, kind, range, count, direction);
+}
+
+/** IDBRecord (IndexedDB 3.0): a record's key, primary key and value. */
+class IDBRecord {
+  constructor() { illegal(); }
+  get key() { return this[internal].key; }
+  get primaryKey() { return this[internal].primaryKey; }
+  get value() { return this[internal].value; }
+}
+Object.defineProperty(IDBRecord.prototype, Symbol.toStringTag, { value: 'IDBRecord', configurable: true });
+
+/** `[key, primaryKey, value, …]` from the native layer as IDBRecords. */
+function recordsOf(rows, kp) {
+  const records = [];
+  for (let i = 0; i < rows.length; i += 3) {
+    const r = Object.create(IDBRecord.prototype);
+    r[internal] = { key: rows[i], primaryKey: rows[i + 1], value: revive(rows[i + 2], kp) };
+    records.push(r);
+  }
+  return records;
 }
 
 // ---- IDBIndex ----
@@ -879,8 +944,9 @@ class IDBIndex {
 
   get(query) { return read(this, this, 'get', toRange(query, true)); }
   getKey(query) { return read(this, this, 'getKey', toRange(query, true)); }
-  getAll(query, count) { return read(this, this, 'getAll', toRange(query, false), countArg(count)); }
-  getAllKeys(query, count) { return read(this, this, 'getAllKeys', toRange(query, false), countArg(count)); }
+  getAll(queryOrOptions, count) { return readAll(this, 'getAll', getAllArgs(queryOrOptions, count)); }
+  getAllKeys(queryOrOptions, count) { return readAll(this, 'getAllKeys', getAllArgs(queryOrOptions, count)); }
+  getAllRecords(options) { return readAll(this, 'getAllRecords', getAllOptions(options)); }
   count(query) { return read(this, this, 'count', toRange(query, false)); }
   openCursor(query, direction = 'next') { return openCursor(this, this, query, direction, false); }
   openKeyCursor(query, direction = 'next') { return openCursor(this, this, query, direction, true); }
@@ -1188,5 +1254,6 @@ module.exports = {
   IDBOpenDBRequest,
   IDBVersionChangeEvent,
   IDBKeyRange,
+  IDBRecord,
   DOMStringList,
 };

@@ -97,6 +97,51 @@ pub fn buffer_source_bytes(env: &Env, value: &JsUnknown) -> Result<Option<Vec<u8
     Ok(None)
 }
 
+/// Whether a BufferSource's ArrayBuffer is detached (a detached buffer is not a valid key:
+/// IndexedDB 3.0 "convert a value to a key", BufferSource step).
+fn is_detached(env: &Env, value: &JsUnknown) -> Result<bool> {
+    let env_raw = env.raw();
+    let mut buffer = unsafe { value.raw() };
+    let mut is = false;
+    napi::check_status!(unsafe { sys::napi_is_arraybuffer(env_raw, buffer, &mut is) })?;
+    if !is {
+        let mut unused = 0usize;
+        let mut data = std::ptr::null_mut();
+        let mut view_buffer = std::ptr::null_mut();
+        if value.is_typedarray()? {
+            let mut kind = 0;
+            napi::check_status!(unsafe {
+                sys::napi_get_typedarray_info(
+                    env_raw,
+                    buffer,
+                    &mut kind,
+                    &mut unused,
+                    &mut data,
+                    &mut view_buffer,
+                    &mut unused,
+                )
+            })?;
+        } else {
+            napi::check_status!(unsafe {
+                sys::napi_get_dataview_info(
+                    env_raw,
+                    buffer,
+                    &mut unused,
+                    &mut data,
+                    &mut view_buffer,
+                    &mut unused,
+                )
+            })?;
+        }
+        buffer = view_buffer;
+    }
+    let mut detached = false;
+    napi::check_status!(unsafe {
+        sys::napi_is_detached_arraybuffer(env_raw, buffer, &mut detached)
+    })?;
+    Ok(detached)
+}
+
 /// `Object.keys(object)`: own enumerable string-keyed properties, as an array of strings.
 fn own_enumerable_string_keys(env: &Env, object: &JsObject) -> Result<JsObject> {
     let mut out = std::ptr::null_mut();
@@ -146,6 +191,9 @@ fn to_key(env: &Env, value: JsUnknown, seen: &mut Vec<sys::napi_value>) -> Resul
                 return Ok(Key::date(date.value_of()?).ok());
             }
             if let Some(bytes) = buffer_source_bytes(env, &value)? {
+                if is_detached(env, &value)? {
+                    return Ok(None);
+                }
                 return Ok(Some(Key::Binary(bytes)));
             }
             if !value.is_array()? {

@@ -253,6 +253,16 @@ fn payload_to_js(env: &Env, payload: Payload) -> Result<JsUnknown> {
             }
             array.into_unknown()
         }
+        Payload::Records(records, inject) => {
+            let mut array = env.create_array_with_length(records.len() * 3)?;
+            for (i, r) in records.iter().enumerate() {
+                let at = (i * 3) as u32;
+                array.set_element(at, key_to_js(env, &r.key)?)?;
+                array.set_element(at + 1, key_to_js(env, &r.primary_key)?)?;
+                array.set_element(at + 2, stored_value_to_js(env, &r.value, inject.as_ref())?)?;
+            }
+            array.into_unknown()
+        }
         Payload::Count(n) => env.create_double(n as f64)?.into_unknown(),
         Payload::Rows(rows, at_end, inject) => {
             if rows.is_empty() {
@@ -363,6 +373,7 @@ fn read_kind(kind: &str) -> Result<ReadKind> {
         "getKey" => Ok(ReadKind::GetKey),
         "getAll" => Ok(ReadKind::GetAll),
         "getAllKeys" => Ok(ReadKind::GetAllKeys),
+        "getAllRecords" => Ok(ReadKind::GetAllRecords),
         "count" => Ok(ReadKind::Count),
         other => Err(named_error("TypeError", format!("unknown read {other:?}"))),
     }
@@ -654,9 +665,14 @@ impl NativeConnection {
         kind: String,
         range: JsUnknown,
         count: Option<u32>,
+        direction: Option<String>,
     ) -> Result<()> {
         let kind = read_kind(&kind)?;
         let range = range_from_js(&env, range)?;
+        let direction: CursorDirection = match direction {
+            Some(d) => d.parse().map_err(engine_error)?,
+            None => CursorDirection::Next,
+        };
         self.send(Op::Read {
             id,
             tx,
@@ -665,6 +681,7 @@ impl NativeConnection {
             kind,
             range,
             count,
+            direction,
         })
     }
 

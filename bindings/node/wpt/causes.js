@@ -10,10 +10,6 @@ const ISSUE_15 = 'issue 15';
 /** `[test(file, name, message), reason]`, most specific first. */
 const CAUSES = [
   // ---- not implemented yet ----
-  [(f) => /_getAll(Keys)?-options\.any\.js$/.test(f),
-    `getAll()/getAllKeys() do not take the IDBGetAllOptions dictionary (query, count, direction) yet; the tests also look for getAllRecords() (${ISSUE_14})`],
-  [(f, n, m) => /getAllRecords|IDBRecord/.test(f + n + m),
-    `getAllRecords() and IDBRecord are not implemented (${ISSUE_14})`],
   [(f, n, m) => /Unserializable host object: (Blob|File)/.test(m) || /^blob-|^nested-cloning-/.test(f) || /^(Blob|File): |Type: (Blob|File),/.test(n),
     `Blob and File values cannot be stored yet: the value cannot be cloned (${ISSUE_14})`],
 
@@ -42,8 +38,6 @@ const CAUSES = [
   // ---- the package's behaviour, by cause ----
   [(f, n, m) => /^Not serializable: Event/.test(n),
     'an Event is cloned as a plain object instead of failing with DataCloneError (platform objects are not told apart from plain ones)'],
-  [(f, n, m) => /detached/i.test(n + m),
-    'a detached ArrayBuffer or view is accepted as a key (read as empty) instead of throwing DataError'],
   [(f) => /^idb(index|objectstore)_keyPath\.any\.js$/.test(f),
     'keyPath returns a new array on each read instead of the same object ([SameObject])'],
   [(f) => f === 'clone-before-keypath-eval.any.js',
