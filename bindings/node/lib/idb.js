@@ -6,7 +6,7 @@ const native = require('./native.js');
 const { rethrow, named } = require('./errors.js');
 const { IDBEvent, IDBVersionChangeEvent, IDBEventTarget, defineHandlers, dispatch } = require('./events.js');
 const { IDBKeyRange, toRange, cmp } = require('./keyrange.js');
-const { cloneForStorage, revive } = require('./values.js');
+const { cloneForStorage, withBlobBytes, revive } = require('./values.js');
 
 const internal = Symbol('internal');
 let nextTxId = 1;
@@ -54,13 +54,40 @@ function compareStrings(a, b) {
 class Connection {
   constructor(factory) {
     this.pending = new Map();
+    this.held = [];
     this.nextId = 1;
     this.busy = 0;
     this.native = new native.NativeConnection(factory, (replies) => this.onReplies(replies));
   }
 
-  /** Calls native method `method` with a fresh op id; `done(errorName, result)` gets the reply. */
-  submit(method, args, done) {
+  /**
+   * Calls native method `method` with a fresh op id; `done(errorName, result)` gets the reply.
+   * With `ready` (a promise of the arguments: a write waiting for Blob bytes), the call and
+   * every later one wait until it settles, so the engine sees ops in the order submitted.
+   */
+  submit(method, args, done, ready) {
+    if (ready === undefined && this.held.length === 0) {
+      this.send(method, args, done);
+      return;
+    }
+    const entry = { method, args, done, ready: ready === undefined, error: null };
+    this.held.push(entry);
+    if (ready !== undefined) {
+      ready.then((a) => { entry.args = a; }, (e) => { entry.error = e; })
+        .then(() => { entry.ready = true; this.release(); });
+    }
+  }
+
+  /** Runs a native check of `method`'s arguments (its last argument: check only) now. */
+  check(method, args) {
+    try {
+      this.native[method](0, ...args, true);
+    } catch (e) {
+      throw rethrow(e);
+    }
+  }
+
+  send(method, args, done) {
     const id = this.nextId++;
     try {
       this.native[method](id, ...args);
@@ -69,6 +96,20 @@ class Connection {
     }
     this.pending.set(id, done);
     if (this.busy++ === 0) this.native.setBusy(true);
+  }
+
+  /** Sends the held calls whose arguments are ready, in order; a failure becomes the reply. */
+  release() {
+    while (this.held.length > 0 && this.held[0].ready) {
+      const { method, args, done, error } = this.held.shift();
+      try {
+        if (error !== null) throw error;
+        this.send(method, args, done);
+      } catch (e) {
+        const err = rethrow(e);
+        done(err.name || 'UnknownError', err.message);
+      }
+    }
   }
 
   onReplies(replies) {
@@ -647,14 +688,20 @@ function checkActive(tx) {
   if (s !== 'active') throw new DOMException(`the transaction is ${s === 'finished' ? 'finished' : 'not active'}`, 'TransactionInactiveError');
 }
 
-/** Places a request; `convert(result)` maps the native result to the request's result. */
-function placeRequest(tx, source, method, args, convert, request) {
+/**
+ * Places a request; `convert(result)` maps the native result to the request's result;
+ * `ready`, a promise of the arguments, delays the native call (see `Connection.submit`).
+ */
+function placeRequest(tx, source, method, args, convert, request, ready) {
   const ti = tx[internal];
   const r = request || newRequest(IDBRequest, source, tx);
-  ti.db[internal].conn.submit(method, args, (err, result) => {
+  const conn = ti.db[internal].conn;
+  // Behind a held write, a value's synchronous checks still throw here.
+  if (ready === undefined && conn.held.length > 0 && CHECKED_WRITES.has(method)) conn.check(method, args);
+  conn.submit(method, args, (err, result) => {
     runServedStep(ti);
     settle(tx, r, convert, err, result);
-  });
+  }, ready);
   ti.pending++;
   if (!request) ti.requests.push(r);
   return r;
@@ -664,6 +711,42 @@ function placeRequest(tx, source, method, args, convert, request) {
 function placeWrite(tx, source, method, args) {
   dropReadAhead(tx);
   return placeRequest(tx, source, method, args);
+}
+
+/** Writes whose native call checks the value (and takes a last "check only" argument). */
+const CHECKED_WRITES = new Set(['put', 'cursorUpdate']);
+
+/**
+ * The clone of a value to write (StructuredSerializeForStorage), made while the transaction
+ * is inactive, so that getters the clone runs cannot place requests.
+ */
+function cloneWhileInactive(tx, value) {
+  const ti = tx[internal];
+  ti.state = 'inactive';
+  try {
+    return cloneForStorage(value);
+  } finally {
+    if (ti.state === 'inactive') ti.state = 'active';
+  }
+}
+
+/**
+ * Places a write of the clone `c`, whose serialization sits at `args[bytesAt]`. A clone
+ * holding Blobs is checked now, then waits for the Blobs' bytes (Node gives them only
+ * asynchronously) before its native call; later calls wait behind it, so the write keeps
+ * its place in request order and the commit waits for it.
+ */
+function placeCloneWrite(tx, source, method, args, c, bytesAt) {
+  if (c.blobs.length === 0) return placeWrite(tx, source, method, args);
+  const conn = tx[internal].db[internal].conn;
+  conn.check(method, args);
+  dropReadAhead(tx);
+  const ready = Promise.all(c.blobs.map((b) => b.arrayBuffer())).then((contents) => {
+    const full = args.slice();
+    full[bytesAt] = withBlobBytes(c.bytes, c.blobs, contents);
+    return full;
+  });
+  return placeRequest(tx, source, method, args, undefined, undefined, ready);
 }
 
 /** A request of `tx` is done: its result (or error) is set and its event fired. */
@@ -755,10 +838,11 @@ class IDBObjectStore {
     const tx = si.tx;
     checkActive(tx);
     if (tx[internal].mode === 'readonly') throw new DOMException('the transaction is readonly', 'ReadOnlyError');
-    const [v, clone] = cloneForStorage(value);
+    const c = cloneWhileInactive(tx, value);
+    checkActive(tx);
     const m = si.meta;
-    return placeWrite(tx, this, 'put',
-      [tx[internal].id, m.name, v, clone, key, noOverwrite, m.keyPath === null ? undefined : m.keyPath, m.autoIncrement]);
+    return placeCloneWrite(tx, this, 'put',
+      [tx[internal].id, m.name, c.value, c.bytes, key, noOverwrite, m.keyPath === null ? undefined : m.keyPath, m.autoIncrement], c, 3);
   }
 
   delete(query) {
@@ -1223,9 +1307,10 @@ class IDBCursor {
     if (ci.tx[internal].mode === 'readonly') throw new DOMException('the transaction is readonly', 'ReadOnlyError');
     if (ci.storeMeta.deleted) throw new DOMException('the cursor\'s source has been deleted', 'InvalidStateError');
     if (!ci.gotValue || ci.keyOnly) throw new DOMException('the cursor is not positioned on a record with a value', 'InvalidStateError');
-    const [v, clone] = cloneForStorage(value);
+    const c = cloneWhileInactive(ci.tx, value);
+    checkActive(ci.tx);
     const kp = ci.storeMeta.keyPath;
-    return placeWrite(ci.tx, this, 'cursorUpdate', [ci.id, v, clone, kp === null ? undefined : kp, ci.primaryKey]);
+    return placeCloneWrite(ci.tx, this, 'cursorUpdate', [ci.id, c.value, c.bytes, kp === null ? undefined : kp, ci.primaryKey], c, 2);
   }
 
   delete() {

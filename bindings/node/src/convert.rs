@@ -249,13 +249,51 @@ pub fn key_to_js(env: &Env, key: &Key) -> Result<JsUnknown> {
             .into_raw()
             .into_unknown(),
         Key::Array(items) => {
-            let mut array = env.create_array_with_length(items.len())?;
-            for (i, item) in items.iter().enumerate() {
-                array.set_element(i as u32, key_to_js(env, item)?)?;
+            let mut elements = Vec::with_capacity(items.len());
+            for item in items {
+                elements.push(key_to_js(env, item)?);
             }
-            array.into_unknown()
+            array_of(env, elements)?
         }
     })
+}
+
+/// Defines own enumerable, writable, configurable data properties `(name, value)` on
+/// `object`, as CreateDataProperty does: no setter or getter on the prototype chain runs.
+fn create_data_properties(
+    env: &Env,
+    object: sys::napi_value,
+    properties: &[(sys::napi_value, sys::napi_value)],
+) -> Result<()> {
+    use sys::PropertyAttributes::{configurable, enumerable, writable};
+    let descriptors: Vec<sys::napi_property_descriptor> = properties
+        .iter()
+        .map(|&(name, value)| sys::napi_property_descriptor {
+            utf8name: std::ptr::null(),
+            name,
+            method: None,
+            getter: None,
+            setter: None,
+            value,
+            attributes: writable | enumerable | configurable,
+            data: std::ptr::null_mut(),
+        })
+        .collect();
+    napi::check_status!(unsafe {
+        sys::napi_define_properties(env.raw(), object, descriptors.len(), descriptors.as_ptr())
+    })
+}
+
+/// An array of `elements`, built with CreateDataProperty.
+fn array_of(env: &Env, elements: Vec<JsUnknown>) -> Result<JsUnknown> {
+    let array = env.create_array_with_length(elements.len())?;
+    let mut properties = Vec::with_capacity(elements.len());
+    for (i, element) in elements.into_iter().enumerate() {
+        let name = env.create_string(&i.to_string())?;
+        properties.push((unsafe { name.raw() }, unsafe { element.raw() }));
+    }
+    create_data_properties(env, unsafe { array.raw() }, &properties)?;
+    Ok(array.into_unknown())
 }
 
 /// A JavaScript value the engine's value model holds exactly (the JavaScript layer sends
@@ -359,18 +397,22 @@ pub fn value_to_js(env: &Env, value: &Value) -> Result<JsUnknown> {
             .into_raw()
             .into_unknown(),
         Value::Array(items) => {
-            let mut array = env.create_array_with_length(items.len())?;
-            for (i, item) in items.iter().enumerate() {
-                array.set_element(i as u32, value_to_js(env, item)?)?;
+            let mut elements = Vec::with_capacity(items.len());
+            for item in items {
+                elements.push(value_to_js(env, item)?);
             }
-            array.into_unknown()
+            array_of(env, elements)?
         }
         Value::Object(map) => {
-            let mut object = env.create_object()?;
+            let object = env.create_object()?;
+            let mut properties = Vec::with_capacity(map.len());
             for (name, item) in map {
                 let name = env.create_string_utf16(name.units())?;
-                object.set_property(name, value_to_js(env, item)?)?;
+                properties.push((unsafe { name.raw() }, unsafe {
+                    value_to_js(env, item)?.raw()
+                }));
             }
+            create_data_properties(env, unsafe { object.raw() }, &properties)?;
             object.into_unknown()
         }
     })

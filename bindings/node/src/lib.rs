@@ -603,8 +603,9 @@ impl NativeConnection {
     }
 
     /// `put` (or `add` with `no_overwrite`): `value` is the value or its projection, `clone`
-    /// V8's serialization when the value needs it; `key_path`/`auto_increment` describe the
-    /// object store for the synchronous checks.
+    /// its serialization when the value needs it; `key_path`/`auto_increment` describe the
+    /// object store for the synchronous checks; with `check_only`, nothing else is done (a
+    /// value holding Blobs is checked when placed and written once their bytes are read).
     #[napi]
     #[allow(clippy::too_many_arguments)]
     pub fn put(
@@ -619,6 +620,7 @@ impl NativeConnection {
         no_overwrite: bool,
         key_path: Option<JsKeyPath>,
         auto_increment: bool,
+        check_only: Option<bool>,
     ) -> Result<()> {
         let key_path = key_path.as_ref().map(parse_key_path).transpose()?;
         let key = if matches!(key.get_type()?, ValueType::Undefined) {
@@ -642,6 +644,9 @@ impl NativeConnection {
             _ => {}
         }
         let value = checked_value(&env, value, clone, key_path.as_ref(), auto_increment)?;
+        if check_only == Some(true) {
+            return Ok(());
+        }
         self.send(Op::Put {
             id,
             tx,
@@ -808,7 +813,7 @@ impl NativeConnection {
     }
 
     /// `update(value)` through cursor `cursor`; with in-line keys, the key path must yield
-    /// the cursor's primary key (`DataError` otherwise).
+    /// the cursor's primary key (`DataError` otherwise); `check_only` as for `put`.
     #[napi]
     #[allow(clippy::too_many_arguments)]
     pub fn cursor_update(
@@ -820,6 +825,7 @@ impl NativeConnection {
         clone: Option<Buffer>,
         key_path: Option<JsKeyPath>,
         primary_key: JsUnknown,
+        check_only: Option<bool>,
     ) -> Result<()> {
         let key_path = key_path.as_ref().map(parse_key_path).transpose()?;
         let value = stored_value(js_to_value(&env, value, 0)?, clone.map(|b| b.to_vec()));
@@ -836,6 +842,9 @@ impl NativeConnection {
                     ))
                 }
             }
+        }
+        if check_only == Some(true) {
+            return Ok(());
         }
         self.send(Op::CursorUpdate { id, cursor, value })
     }
