@@ -15,11 +15,11 @@ use napi::{
     sys, Env, JsDate, JsObject, JsString, JsUnknown, NapiRaw, NapiValue, Result, ValueType,
 };
 
-/// The property that holds V8's serialization of a value Indexa's value model cannot hold
-/// exactly (Maps, Sets, typed arrays, BigInts, shared references, cycles …). It sits on the
-/// top-level object of the stored projection; its name is not an identifier, so no key path
-/// can reach it.
-pub const CLONE_FIELD: &str = "\u{0}v8";
+/// The property that holds the serialization of a value Indexa's value model cannot hold
+/// exactly (Maps, Sets, typed arrays, BigInts, Blobs, shared references, cycles …). It sits
+/// on the top-level object of the stored projection; its name is not an identifier, so no key
+/// path can reach it, and the text form writes it as a `$structuredClone` tag.
+pub const CLONE_FIELD: &str = indexa::STRUCTURED_CLONE_FIELD;
 
 /// A JavaScript error whose message starts with the spec's error name; the JavaScript layer
 /// turns it into a `DOMException` (or a `TypeError`) of that name.
