@@ -1,17 +1,18 @@
 'use strict';
 // Structured clone of record values (HTML "StructuredSerializeForStorage").
 //
-// Every value is first serialized with V8's own value serializer (what `structuredClone`
-// uses, without Node's Buffer special case, so a Buffer comes back as a plain Uint8Array) and
-// deserialized once: getters run once, and key paths are evaluated on that clone, never on
-// the live value. A clone the engine's value model holds exactly (primitives, plain objects,
-// dense arrays, Dates, ArrayBuffers, no shared or cyclic references) is stored as engine
-// values, readable by every Indexa tool. Anything else structured clone carries (Maps, Sets,
-// typed arrays, BigInts, RegExps, Errors, boxed primitives, sparse arrays, shared references,
-// cycles, Blobs and Files …) is stored as its serialization beside a projection of the clone:
-// the projection carries what key paths can reach (own properties, Dates, binary data, arrays,
-// a Blob's size and type, a File's name and lastModified), so the engine computes keys and
-// index keys as usual.
+// The value is read once, as structured clone reads it: plain objects and dense arrays are
+// copied (getters run once), and a copy the engine's value model holds exactly (primitives,
+// plain objects, dense arrays, Dates, ArrayBuffers, no shared or cyclic references) is
+// stored as engine values, readable by every Indexa tool. Anything else structured clone
+// carries (Maps, Sets, typed arrays, BigInts, RegExps, Errors, boxed primitives, sparse
+// arrays, shared references, cycles, Blobs and Files …) is serialized with V8's value
+// serializer (what `structuredClone` uses, without Node's Buffer special case, so a Buffer
+// comes back as a plain Uint8Array) and deserialized once: key paths are evaluated on that
+// clone, never on the live value. It is stored as its serialization beside a projection of
+// the clone: the projection carries what key paths can reach (own properties, Dates, binary
+// data, arrays, a Blob's size and type, a File's name and lastModified), so the engine
+// computes keys and index keys as usual.
 //
 // The serialization starts with a format byte:
 // - FORMAT_V8: V8's serialization follows;
@@ -81,39 +82,54 @@ function isPlainObject(o) {
   return proto === Object.prototype || proto === null;
 }
 
-/** True when `value` (a clone: data properties only) is held exactly by the engine's value model. */
-function isPlain(value) {
-  const seen = new Set();
-  const stack = [value];
-  let top = true;
-  while (stack.length > 0) {
-    const v = stack.pop();
-    const t = typeof v;
-    if (t === 'bigint' || t === 'symbol' || t === 'function') return false;
-    if (v === null || t !== 'object') continue;
-    if (seen.has(v)) return false;
-    seen.add(v);
-    if (types.isDate(v)) {
-      if (Object.keys(v).length > 0) return false;
-      continue;
-    }
-    if (types.isArrayBuffer(v)) continue;
-    if (Array.isArray(v)) {
-      if (Object.getPrototypeOf(v) !== Array.prototype) return false;
-      const keys = Object.keys(v);
-      if (keys.length !== v.length) return false;
-      for (let i = 0; i < v.length; i++) stack.push(v[i]);
-      top = false;
-      continue;
-    }
-    if (!isPlainObject(v)) return false;
-    for (const k of Object.keys(v)) {
-      if (top && k === CLONE_FIELD) return false;
-      stack.push(v[k]);
-    }
-    top = false;
+const IN_PROGRESS = Symbol('in progress');
+
+/**
+ * A copy of `value` that reads each property once, as structured clone does: plain objects
+ * and dense arrays are copied (with CreateDataProperty), everything else is kept as it is for
+ * V8's serializer to read. `state.plain` ends false when the value is not held exactly by
+ * the engine's value model (anything kept as it is but Dates without own properties and
+ * ArrayBuffers, or a shared reference), `state.cycle` true when a plain object or array
+ * refers back to one of its ancestors (the copy then cannot stand for the value).
+ */
+function copyPlain(value, copies, state) {
+  const t = typeof value;
+  if (t !== 'object' || value === null) {
+    if (t === 'bigint' || t === 'symbol' || t === 'function') state.plain = false;
+    return value;
   }
-  return true;
+  const known = copies.get(value);
+  if (known !== undefined) {
+    state.plain = false;
+    if (known === IN_PROGRESS) state.cycle = true;
+    return known;
+  }
+  let copy = value;
+  if (types.isDate(value)) {
+    if (Object.keys(value).length > 0) state.plain = false;
+  } else if (types.isArrayBuffer(value)) {
+    // Held as binary.
+  } else if (Array.isArray(value)) {
+    if (types.isProxy(value) || Object.getPrototypeOf(value) !== Array.prototype
+      || Object.keys(value).length !== value.length) {
+      state.plain = false;
+    } else {
+      copies.set(value, IN_PROGRESS);
+      copy = value.map((item) => copyPlain(item, copies, state));
+    }
+  } else if (types.isProxy(value) || !isPlainObject(value)) {
+    state.plain = false;
+  } else {
+    copies.set(value, IN_PROGRESS);
+    const keys = Object.keys(value);
+    const entries = new Array(keys.length);
+    for (let i = 0; i < keys.length; i++) {
+      entries[i] = [keys[i], copyPlain(value[keys[i]], copies, state)];
+    }
+    copy = Object.fromEntries(entries);
+  }
+  copies.set(value, copy);
+  return copy;
 }
 
 /**
@@ -168,10 +184,16 @@ function cloneForStorage(value) {
   if (value instanceof Event || value instanceof EventTarget) {
     throw dataCloneError(`${Object.prototype.toString.call(value)} is a platform object`);
   }
+  const state = { plain: true, cycle: false };
+  const copy = copyPlain(value, new Map(), state);
+  if (state.plain && typeof copy === 'object' && copy !== null && Object.prototype.hasOwnProperty.call(copy, CLONE_FIELD)) {
+    state.plain = false;
+  }
   const blobs = [];
-  const v8Bytes = serialize(value, blobs);
+  if (state.plain) return { value: copy, bytes: undefined, blobs };
+  // A cyclic value is serialized as it is: its plain objects' getters then run a second time.
+  const v8Bytes = serialize(state.cycle ? value : copy, blobs);
   const clone = deserialize(v8Bytes, blobs);
-  if (blobs.length === 0 && isPlain(clone)) return { value: clone, bytes: undefined, blobs };
   const bytes = blobs.length === 0 ? Buffer.concat([Buffer.of(FORMAT_V8), v8Bytes]) : v8Bytes;
   return { value: project(clone, new Set()), bytes, blobs };
 }
@@ -252,4 +274,4 @@ function revive(stored, keyPath) {
   return value;
 }
 
-module.exports = { cloneForStorage, withBlobBytes, revive, isPlain };
+module.exports = { cloneForStorage, withBlobBytes, revive };
