@@ -185,6 +185,26 @@ test('a write holding a Blob keeps its place in request order, and the commit wa
   db.close();
 });
 
+test('cursor update() with a Blob value', async () => {
+  const { db } = await store({ keyPath: 'id' });
+  const tx = db.transaction('s', 'readwrite');
+  const s = tx.objectStore('s');
+  s.put({ id: 1 });
+  const request = s.openCursor();
+  request.onsuccess = () => {
+    const cursor = request.result;
+    if (!cursor) return;
+    cursor.update({ id: 1, blob: new Blob(['updated'], { type: 't/u' }) });
+    // The key path must still yield the cursor's primary key: checked at once.
+    assert.throws(() => cursor.update({ id: 2, blob: new Blob(['x']) }), { name: 'DataError' });
+  };
+  await finished(tx);
+  const back = await done(db.transaction('s').objectStore('s').get(1));
+  assert.equal(back.blob.type, 't/u');
+  assert.equal(await back.blob.text(), 'updated');
+  db.close();
+});
+
 test('Blob and File values survive a process restart', () => {
   const { dir } = freshFactory();
   const script = (body) => `
