@@ -118,6 +118,9 @@ function copyPlain(value, copies, state) {
       copy = value.map((item) => copyPlain(item, copies, state));
     }
   } else if (types.isProxy(value) || !isPlainObject(value)) {
+    if (value instanceof Event || value instanceof EventTarget) {
+      throw dataCloneError(`${Object.prototype.toString.call(value)} is a platform object`);
+    }
     state.plain = false;
   } else {
     copies.set(value, IN_PROGRESS);
@@ -181,9 +184,6 @@ function project(value, ancestors) {
  * objects).
  */
 function cloneForStorage(value) {
-  if (value instanceof Event || value instanceof EventTarget) {
-    throw dataCloneError(`${Object.prototype.toString.call(value)} is a platform object`);
-  }
   const state = { plain: true, cycle: false };
   const copy = copyPlain(value, new Map(), state);
   if (state.plain && typeof copy === 'object' && copy !== null && Object.prototype.hasOwnProperty.call(copy, CLONE_FIELD)) {

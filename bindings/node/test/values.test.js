@@ -74,7 +74,7 @@ test('DataCloneError for functions, symbols, Events, WeakMaps; nothing is stored
   const { db } = await store();
   const tx = db.transaction('s', 'readwrite');
   const s = tx.objectStore('s');
-  for (const bad of [() => 1, { f() {} }, Symbol('x'), [Symbol('y')], new Event('e'), new WeakMap(), { w: new WeakSet() }]) {
+  for (const bad of [() => 1, { f() {} }, Symbol('x'), [Symbol('y')], new Event('e'), { nested: [new Event('e')] }, new EventTarget(), new WeakMap(), { w: new WeakSet() }]) {
     assert.throws(() => s.put(bad, 1), { name: 'DataCloneError' });
   }
   assert.equal(await done(s.count()), 0);
