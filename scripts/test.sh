@@ -1,12 +1,14 @@
 #!/usr/bin/env bash
 # The whole test suite: fetches the real data sets the tests read (scripts/fetch-data.sh),
 # starts a throw-away PostgreSQL cluster for the shard router's tests (installing Debian's
-# postgresql package if needed), runs every test of the workspace, and stops the cluster again.
+# postgresql package if needed), runs every test of the workspace and of the Node.js package and,
+# when a copy is at hand, the W3C web-platform-tests suite (scripts/wpt.sh), and stops the cluster.
 #
 #   scripts/test.sh                # in this checkout
 #   scripts/test.sh --fresh-clone  # clones the committed HEAD into an empty temporary folder
 #                                  # (no sibling folders, no data-location variables) and runs
-#                                  # the suite there, sharing this checkout's cargo target folder
+#                                  # the suite there, building in target/fresh-clone/ (its own
+#                                  # folder: binaries bake in their source paths)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -18,7 +20,7 @@ if [ "${1:-}" = --fresh-clone ]; then
     git clone -q --no-hardlinks "$top" "$tmp/indexa"
     git -C "$tmp/indexa" checkout -q --detach "$head"
     echo "test.sh: fresh clone of $head in $tmp/indexa" >&2
-    export CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-$top/target}"
+    export CARGO_TARGET_DIR="$top/target/fresh-clone"
     export INDEXA_PG_DIR="/tmp/indexa-pg-fresh-clone-$$"
     unset WPT_DIR INDEXA_DATA_DIR INDEXA_TEST_PG_URL
     (cd "$tmp/indexa" && bash scripts/test.sh)

@@ -159,6 +159,21 @@ function initTarget(o) {
 
 // ---- IDBFactory ----
 
+// The databases' connection queues and open connections, by data directory (its real path):
+// every factory of this thread on one directory shares them, so their connections get each
+// other's versionchange and blocked events as connections from one origin do.
+const entriesByDirectory = new Map();
+
+function entriesOfDirectory(dir) {
+  const key = fs.realpathSync(dir);
+  let entries = entriesByDirectory.get(key);
+  if (!entries) {
+    entries = new Map();
+    entriesByDirectory.set(key, entries);
+  }
+  return entries;
+}
+
 /**
  * `IDBFactory`. `new IDBFactory({ dir })` keeps databases in `dir` (created if missing);
  * without `dir` it uses `$INDEXA_DATA_DIR` when set, else a private temporary directory
@@ -172,7 +187,7 @@ class IDBFactory {
       const tmp = nf.dir;
       process.once('exit', () => fs.rmSync(tmp, { recursive: true, force: true }));
     }
-    this[internal] = { native: nf, entries: new Map() };
+    this[internal] = { native: nf, entries: entriesOfDirectory(nf.dir) };
   }
 
   open(name, version) {

@@ -1,8 +1,8 @@
 //! `indexa import`: load a JSON array or NDJSON file into an object store, all or nothing.
 
 use std::fs;
-use std::io::{self, IsTerminal, Read, Write};
-use std::path::PathBuf;
+use std::io::{self, BufRead, BufReader, IsTerminal, Write};
+use std::path::{Path, PathBuf};
 use std::time::Instant;
 
 use clap::{Args, ValueEnum};
@@ -60,6 +60,10 @@ pub struct ImportArgs {
     /// Show no progress bar.
     #[arg(long)]
     pub quiet: bool,
+    /// Commit every N records instead of once at the end. NOT atomic: when a record fails,
+    /// the chunks committed before it stay imported (the failing chunk is rolled back).
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..))]
+    pub commit_every: Option<u64>,
 }
 
 /// One record of the file, or why it could not be read.
@@ -81,74 +85,298 @@ impl Item {
     }
 }
 
-/// Reads the file into its records.
-fn read_records(path: &PathBuf, format: Option<Format>) -> Result<Vec<Item>, CliError> {
-    let shown = path.display().to_string();
-    let mut bytes = Vec::new();
-    let read = if path.as_os_str() == "-" {
-        io::stdin().lock().read_to_end(&mut bytes).map(|_| ())
-    } else {
-        fs::File::open(path).and_then(|mut f| f.read_to_end(&mut bytes).map(|_| ()))
-    };
-    read.map_err(|e| CliError::new("UnknownError", format!("cannot read {shown}: {e}")))?;
-    // A UTF-8 byte order mark, as some editors write, is not part of the JSON.
-    if bytes.starts_with(b"\xEF\xBB\xBF") {
-        bytes.drain(..3);
-    }
-    let text = String::from_utf8(bytes).map_err(|e| {
-        CliError::new(
-            "SyntaxError",
-            format!(
-                "{shown}: not UTF-8 text (byte {})",
-                e.utf8_error().valid_up_to()
-            ),
-        )
-    })?;
-    let format = format.unwrap_or_else(|| {
-        if text.trim_start().starts_with('[') {
-            Format::Json
+/// The records of an import file, read incrementally: memory holds one record at a time
+/// (plus the read buffer), whatever the file's size.
+pub struct Records {
+    input: Box<dyn BufRead>,
+    /// The file's name as errors show it.
+    shown: String,
+    format: Format,
+    /// Bytes consumed so far (for progress and error offsets).
+    offset: u64,
+    /// Records handed out so far.
+    number: usize,
+    /// NDJSON: lines read so far.
+    line: usize,
+    /// JSON: the closing `]` was read.
+    done: bool,
+    buf: Vec<u8>,
+}
+
+fn read_error(shown: &str, e: io::Error) -> CliError {
+    CliError::new("UnknownError", format!("cannot read {shown}: {e}"))
+}
+
+fn syntax(shown: &str, message: String) -> CliError {
+    CliError::new("SyntaxError", format!("{shown}: {message}"))
+}
+
+impl Records {
+    /// Opens `path` (`-` for standard input) and detects its layout: a JSON array when the
+    /// first non-blank character is `[`, else NDJSON, unless `format` says.
+    ///
+    /// # Errors
+    /// `UnknownError` if the file cannot be read; `DataError` for `--format json` on a file
+    /// that is not an array.
+    pub fn open(path: &Path, format: Option<Format>) -> Result<Records, CliError> {
+        let shown = path.display().to_string();
+        let input: Box<dyn BufRead> = if path.as_os_str() == "-" {
+            Box::new(io::stdin().lock())
         } else {
-            Format::Ndjson
-        }
-    });
-    if format == Format::Json {
-        let value = parse_value(&text).map_err(|e| CliError::from(e).context(&shown))?;
-        let Value::Array(records) = value else {
-            return Err(CliError::new(
-                "DataError",
-                format!("{shown}: a JSON array of records was expected"),
-            ));
+            Box::new(BufReader::with_capacity(
+                1 << 16,
+                fs::File::open(path).map_err(|e| read_error(&shown, e))?,
+            ))
         };
-        return Ok(records
-            .into_iter()
-            .enumerate()
-            .map(|(i, v)| Item {
-                number: i + 1,
-                line: None,
-                record: Ok((v, None)),
-            })
-            .collect());
-    }
-    let mut items = Vec::new();
-    for (i, line) in text.lines().enumerate() {
-        if line.trim().is_empty() {
-            continue;
+        let mut records = Records {
+            input,
+            shown,
+            format: Format::Ndjson,
+            offset: 0,
+            number: 0,
+            line: 0,
+            done: false,
+            buf: Vec::new(),
+        };
+        // A UTF-8 byte order mark, as some editors write, is not part of the JSON.
+        let head = records
+            .input
+            .fill_buf()
+            .map_err(|e| read_error(&records.shown, e))?;
+        if head.starts_with(b"\xEF\xBB\xBF") {
+            records.consume(3);
         }
-        let number = items.len() + 1;
-        let record = parse_value(line).map_err(CliError::from).and_then(|v| {
-            if format == Format::Export {
+        let detected = match records.skip_whitespace()? {
+            Some(b'[') => Format::Json,
+            _ => Format::Ndjson,
+        };
+        records.format = format.unwrap_or(detected);
+        if records.format == Format::Json {
+            if detected != Format::Json {
+                return Err(CliError::new(
+                    "DataError",
+                    format!("{}: a JSON array of records was expected", records.shown),
+                ));
+            }
+            records.consume(1);
+        }
+        Ok(records)
+    }
+
+    /// The layout being read.
+    pub fn format(&self) -> Format {
+        self.format
+    }
+
+    /// Bytes read so far.
+    pub fn offset(&self) -> u64 {
+        self.offset
+    }
+
+    fn consume(&mut self, n: usize) {
+        self.input.consume(n);
+        self.offset += n as u64;
+    }
+
+    /// Skips JSON whitespace; returns the next byte without consuming it.
+    fn skip_whitespace(&mut self) -> Result<Option<u8>, CliError> {
+        loop {
+            let chunk = self
+                .input
+                .fill_buf()
+                .map_err(|e| read_error(&self.shown, e))?;
+            if chunk.is_empty() {
+                return Ok(None);
+            }
+            match chunk
+                .iter()
+                .position(|b| !matches!(b, b' ' | b'\t' | b'\n' | b'\r'))
+            {
+                Some(i) => {
+                    let next = chunk[i];
+                    self.consume(i);
+                    return Ok(Some(next));
+                }
+                None => {
+                    let n = chunk.len();
+                    self.consume(n);
+                }
+            }
+        }
+    }
+
+    /// The next element of the JSON array, as text: the bytes up to the `,` or `]` at depth 0
+    /// outside strings. `None` after the closing `]`.
+    fn next_element(&mut self) -> Result<Option<(String, u64)>, CliError> {
+        if self.done {
+            return Ok(None);
+        }
+        if self.number == 0 && self.skip_whitespace()? == Some(b']') {
+            return self.close().map(|()| None);
+        }
+        self.buf.clear();
+        let start = self.offset;
+        let (mut depth, mut in_string, mut escaped) = (0u32, false, false);
+        let end = loop {
+            let chunk = self
+                .input
+                .fill_buf()
+                .map_err(|e| read_error(&self.shown, e))?;
+            if chunk.is_empty() {
+                return Err(syntax(
+                    &self.shown,
+                    format!(
+                        "the array is not closed (the file ends at byte {})",
+                        self.offset
+                    ),
+                ));
+            }
+            let mut found = None;
+            for (i, &b) in chunk.iter().enumerate() {
+                if in_string {
+                    match (escaped, b) {
+                        (true, _) => escaped = false,
+                        (false, b'\\') => escaped = true,
+                        (false, b'"') => in_string = false,
+                        _ => {}
+                    }
+                    continue;
+                }
+                match b {
+                    b'"' => in_string = true,
+                    b'[' | b'{' => depth += 1,
+                    b']' | b'}' if depth > 0 => depth -= 1,
+                    b',' | b']' if depth == 0 => {
+                        found = Some((i, b));
+                        break;
+                    }
+                    _ => {}
+                }
+            }
+            match found {
+                Some((i, b)) => {
+                    self.buf.extend_from_slice(&chunk[..i]);
+                    self.consume(i);
+                    break b;
+                }
+                None => {
+                    let n = chunk.len();
+                    self.buf.extend_from_slice(chunk);
+                    self.consume(n);
+                }
+            }
+        };
+        if self
+            .buf
+            .iter()
+            .all(|b| matches!(b, b' ' | b'\t' | b'\n' | b'\r'))
+        {
+            return Err(syntax(
+                &self.shown,
+                format!("expected a value at byte {}", self.offset),
+            ));
+        }
+        self.consume(1);
+        if end == b']' {
+            self.close()?;
+        }
+        let text = String::from_utf8(std::mem::take(&mut self.buf)).map_err(|e| {
+            syntax(
+                &self.shown,
+                format!(
+                    "not UTF-8 text (byte {})",
+                    start + e.utf8_error().valid_up_to() as u64
+                ),
+            )
+        })?;
+        Ok(Some((text, start)))
+    }
+
+    /// After the closing `]`: only whitespace may follow.
+    fn close(&mut self) -> Result<(), CliError> {
+        if self.number == 0 && !self.done {
+            // The `]` of an empty array has not been consumed yet.
+            self.consume(1);
+        }
+        self.done = true;
+        match self.skip_whitespace()? {
+            None => Ok(()),
+            Some(_) => Err(syntax(
+                &self.shown,
+                format!("unexpected text after the array at byte {}", self.offset),
+            )),
+        }
+    }
+
+    /// The next non-blank NDJSON line, with its 1-based line number.
+    fn next_line(&mut self) -> Result<Option<(String, usize)>, CliError> {
+        loop {
+            self.buf.clear();
+            let n = self
+                .input
+                .read_until(b'\n', &mut self.buf)
+                .map_err(|e| read_error(&self.shown, e))?;
+            if n == 0 {
+                return Ok(None);
+            }
+            let start = self.offset;
+            self.offset += n as u64;
+            self.line += 1;
+            if self.buf.iter().all(|b| b.is_ascii_whitespace()) {
+                continue;
+            }
+            while self.buf.last().is_some_and(|b| matches!(b, b'\n' | b'\r')) {
+                self.buf.pop();
+            }
+            let text = String::from_utf8(std::mem::take(&mut self.buf)).map_err(|e| {
+                syntax(
+                    &self.shown,
+                    format!(
+                        "not UTF-8 text (byte {})",
+                        start + e.utf8_error().valid_up_to() as u64
+                    ),
+                )
+            })?;
+            return Ok(Some((text, self.line)));
+        }
+    }
+
+    /// The next record. `Err` is a fault of the file's structure, which ends the import
+    /// (unlike a record that fails, which `--skip-invalid` may skip).
+    fn next_item(&mut self) -> Result<Option<Item>, CliError> {
+        let (text, line) = if self.format == Format::Json {
+            match self.next_element()? {
+                Some((text, _)) => (text, None),
+                None => return Ok(None),
+            }
+        } else {
+            match self.next_line()? {
+                Some((text, line)) => (text, Some(line)),
+                None => return Ok(None),
+            }
+        };
+        self.number += 1;
+        let number = self.number;
+        let record = parse_value(&text).map_err(CliError::from).and_then(|v| {
+            if self.format == Format::Export {
                 export_record(v)
             } else {
                 Ok((v, None))
             }
         });
-        items.push(Item {
+        Ok(Some(Item {
             number,
-            line: (i + 1 != number).then_some(i + 1),
+            line: line.filter(|l| *l != number),
             record,
-        });
+        }))
     }
-    Ok(items)
+}
+
+/// True for a value that is exactly `{"key":…,"value":…}`, as `indexa export` writes.
+fn export_shaped(value: &Value) -> bool {
+    matches!(value, Value::Object(map) if map.len() == 2
+        && map.contains_key(&indexa::Utf16String::from("key"))
+        && map.contains_key(&indexa::Utf16String::from("value")))
 }
 
 /// Splits an `indexa export` line `{"key":K,"value":V}`.
@@ -278,35 +506,67 @@ fn missing_indexes<'a>(
     Ok(missing)
 }
 
-/// Counts of one import run.
+/// Counts of one import run, and what the records looked like.
 struct Tally {
     imported: u64,
     skipped: u64,
+    /// Every record read so far is exactly `{"key":…,"value":…}`.
+    all_export_shaped: bool,
 }
 
-/// Adds (or puts) every record in `tx`; stops at the first failure unless skipping.
+impl Tally {
+    fn read(&self) -> u64 {
+        self.imported + self.skipped
+    }
+}
+
+/// The error for an `indexa export` file imported without `--format export`.
+fn export_file_error(a: &ImportArgs, format: Format) -> CliError {
+    let as_is = if format == Format::Json {
+        "json"
+    } else {
+        "ndjson"
+    };
+    CliError::new(
+        "DataError",
+        format!(
+            "every record of {} is {{\"key\":…,\"value\":…}}, as `indexa export` writes: import it with --format export (or --format {as_is} to store the records as they are)",
+            a.file.display()
+        ),
+    )
+}
+
+/// Adds (or puts) records in `tx` until the file ends (returns `true`) or `limit` records
+/// were read (returns `false`); stops at the first failure unless skipping.
 fn load(
     tx: &Transaction,
     store: &ObjectStore<'_>,
-    items: Vec<Item>,
+    records: &mut Records,
+    limit: Option<u64>,
     a: &ImportArgs,
     progress: &ProgressBar,
-) -> Result<Tally, CliError> {
-    let mut tally = Tally {
-        imported: 0,
-        skipped: 0,
-    };
+    tally: &mut Tally,
+) -> Result<bool, CliError> {
     // An exported key goes back as the key argument only for out-of-line keys; with in-line
     // keys it is already inside the value.
     let in_line = store.key_path()?.is_some();
     let mut stderr = io::stderr().lock();
-    for item in items {
-        let Item {
+    let mut read = 0;
+    let done = loop {
+        if limit.is_some_and(|n| read >= n) {
+            break false;
+        }
+        let Some(Item {
             number,
             line,
             record,
-        } = item;
+        }) = records.next_item()?
+        else {
+            break true;
+        };
+        read += 1;
         let label = || Item::label(number, line);
+        tally.all_export_shaped &= matches!(&record, Ok((v, None)) if export_shaped(v));
         let result = record.and_then(|(value, key)| {
             let key = key.filter(|_| !in_line);
             let stored = if a.put {
@@ -325,20 +585,63 @@ fn load(
                     let _ = writeln!(stderr, "indexa: skipped {}: {e}", label());
                 });
             }
+            Err(e) if a.format.is_none() && tally.all_export_shaped => {
+                return Err(
+                    export_file_error(a, records.format()).context(format!("{}: {e}", label()))
+                )
+            }
             Err(e) => return Err(e.context(label())),
         }
-        if (tally.imported + tally.skipped) % 1024 == 0 {
-            progress.set_position(tally.imported + tally.skipped);
+        if tally.read() % 1024 == 0 {
+            progress.set_position(records.offset());
+            progress.set_message(format!("{} records", tally.read()));
+        }
+    };
+    // Checked before every commit, so an export file never commits a chunk.
+    if a.format.is_none() && tally.read() > 0 && tally.all_export_shaped {
+        return Err(export_file_error(a, records.format()));
+    }
+    Ok(done)
+}
+
+/// Warns (stderr) about each `--index` that holds no entry although the store has records:
+/// its key path matched no record, which is usually a typo.
+fn warn_about_empty_indexes(
+    dir: &DataDir,
+    a: &ImportArgs,
+    wanted: &[IndexSpec],
+) -> Result<(), CliError> {
+    if wanted.is_empty() {
+        return Ok(());
+    }
+    let db = dir.open_existing(&a.db)?;
+    let tx = db.transaction(&[&a.store], TransactionMode::ReadOnly)?;
+    let store = tx.object_store(&a.store)?;
+    if store.count(None)? == 0 {
+        return Ok(());
+    }
+    let mut stderr = io::stderr().lock();
+    for spec in wanted {
+        if store.index(&spec.name)?.count(None)? == 0 {
+            let _ = writeln!(
+                stderr,
+                "indexa: warning: index {:?} (key path {}) matched no record of {}/{}",
+                spec.name,
+                key_path_text(Some(&spec.key_path)),
+                a.db,
+                a.store
+            );
         }
     }
-    Ok(tally)
+    Ok(())
 }
 
 /// Runs `indexa import`.
 ///
 /// # Errors
 /// Input errors; the first failing record (with its number) unless `--skip-invalid`; engine
-/// errors. On error nothing changes: no records, no store, no index, no version bump.
+/// errors. On error nothing changes: no records, no store, no index, no version bump —
+/// except with `--commit-every`, where the chunks committed before the error stay.
 pub fn import(dir: &DataDir, a: &ImportArgs) -> CmdResult {
     let started = Instant::now();
     let key_path = a.key_path.as_deref().map(key_path_arg).transpose()?;
@@ -347,13 +650,13 @@ pub fn import(dir: &DataDir, a: &ImportArgs) -> CmdResult {
         .iter()
         .map(|s| IndexSpec::parse(s))
         .collect::<Result<Vec<_>, _>>()?;
-    let items = read_records(&a.file, a.format)?;
-    let total = items.len() as u64;
-    let progress = if !a.quiet && total >= 10_000 && io::stderr().is_terminal() {
-        let bar = ProgressBar::new(total);
-        if let Ok(style) =
-            ProgressStyle::with_template("{bar:40} {pos}/{len} records ({per_sec}, {eta} left)")
-        {
+    let mut records = Records::open(&a.file, a.format)?;
+    let size = fs::metadata(&a.file).map(|m| m.len()).unwrap_or(0);
+    let progress = if !a.quiet && size >= 1 << 20 && io::stderr().is_terminal() {
+        let bar = ProgressBar::new(size);
+        if let Ok(style) = ProgressStyle::with_template(
+            "{bar:40} {binary_bytes}/{binary_total_bytes} ({binary_bytes_per_sec}, {eta} left) {msg}",
+        ) {
             bar.set_style(style);
         }
         bar
@@ -368,8 +671,14 @@ pub fn import(dir: &DataDir, a: &ImportArgs) -> CmdResult {
         Some(shape) => missing_indexes(a, &key_path, &wanted, shape)?,
     };
     let factory = dir.factory()?;
-    let tally = if create_store || !create.is_empty() {
-        let mut outcome: Option<Result<Tally, CliError>> = None;
+    let mut tally = Tally {
+        imported: 0,
+        skipped: 0,
+        all_export_shaped: true,
+    };
+    let mut done = false;
+    if create_store || !create.is_empty() {
+        let mut outcome: Option<Result<bool, CliError>> = None;
         let opened = factory.open(&a.db, Some(existing.version + 1), |tx, _, _| {
             let result = (|| {
                 let store = if create_store {
@@ -390,7 +699,15 @@ pub fn import(dir: &DataDir, a: &ImportArgs) -> CmdResult {
                         )
                         .map_err(|e| CliError::from(e).context(format!("index {:?}", spec.name)))?;
                 }
-                load(tx, &store, items, a, &progress)
+                load(
+                    tx,
+                    &store,
+                    &mut records,
+                    a.commit_every,
+                    a,
+                    &progress,
+                    &mut tally,
+                )
             })();
             let failed = result.is_err();
             outcome = Some(result);
@@ -400,9 +717,9 @@ pub fn import(dir: &DataDir, a: &ImportArgs) -> CmdResult {
                 Ok(())
             }
         });
-        match (outcome, opened) {
+        done = match (outcome, opened) {
             (Some(Err(e)), _) => return Err(e.into()),
-            (Some(Ok(tally)), Ok(_)) => tally,
+            (Some(Ok(done)), Ok(_)) => done,
             (Some(Ok(_)), Err(e)) => return Err(e.into()),
             (None, Err(e)) => return Err(e.into()),
             (None, Ok(_)) => {
@@ -412,16 +729,27 @@ pub fn import(dir: &DataDir, a: &ImportArgs) -> CmdResult {
                 )
                 .into())
             }
-        }
-    } else {
+        };
+    }
+    if !done {
         let db = dir.open_existing(&a.db)?;
-        let tx = db.transaction(&[&a.store], TransactionMode::ReadWrite)?;
-        let store = tx.object_store(&a.store)?;
-        let tally = load(&tx, &store, items, a, &progress)?;
-        tx.commit()?;
-        tally
-    };
+        while !done {
+            let tx = db.transaction(&[&a.store], TransactionMode::ReadWrite)?;
+            let store = tx.object_store(&a.store)?;
+            done = load(
+                &tx,
+                &store,
+                &mut records,
+                a.commit_every,
+                a,
+                &progress,
+                &mut tally,
+            )?;
+            tx.commit()?;
+        }
+    }
     progress.finish_and_clear();
+    warn_about_empty_indexes(dir, a, &wanted)?;
     let seconds = started.elapsed().as_secs_f64();
     let rate = if seconds > 0.0 {
         (tally.imported as f64 / seconds).round()

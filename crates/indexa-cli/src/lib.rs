@@ -7,9 +7,15 @@
 
 pub mod admin;
 pub mod batch;
+pub mod check;
+pub mod dump;
 pub mod error;
 pub mod import;
 pub mod keys;
+pub mod maintenance;
 pub mod open;
 pub mod output;
 pub mod query;
+pub mod schema;
+pub mod shell;
+pub mod table;

@@ -7,11 +7,19 @@ use std::process::ExitCode;
 use clap::{Parser, Subcommand};
 use indexa_cli::admin::{self, DropArgs, InfoArgs, ListArgs};
 use indexa_cli::batch::{self, BatchArgs, Outcome};
+use indexa_cli::check::{self, CheckArgs};
+use indexa_cli::dump::{self, DumpArgs, RestoreArgs};
 use indexa_cli::error::{CmdResult, Failure};
 use indexa_cli::import::{self, ImportArgs};
+use indexa_cli::maintenance::{self, BackupArgs, VacuumArgs};
 use indexa_cli::open::DataDir;
 use indexa_cli::output::Lines;
 use indexa_cli::query::{self, DeleteArgs, GetArgs, QueryArgs, StoreArgs, WriteArgs};
+use indexa_cli::schema::{
+    self, CreateIndexArgs, CreateStoreArgs, DeleteIndexArgs, DeleteStoreArgs, RenameIndexArgs,
+    RenameStoreArgs, SchemaArgs,
+};
+use indexa_cli::shell::{self, ShellArgs};
 
 /// Indexa: an embeddable database with IndexedDB's data model, durable on SQLite.
 ///
@@ -104,6 +112,63 @@ Examples:
     Export(StoreArgs),
     /// Delete a database.
     Drop(DropArgs),
+    /// Print a whole database as NDJSON (see docs/dump-format.md): schema, key generators
+    /// and every record, from one consistent snapshot.
+    #[command(after_help = "\
+Examples:
+  indexa dump geo > geo.dump
+  indexa restore geo-copy geo.dump")]
+    Dump(DumpArgs),
+    /// Check a database: SQLite's integrity check, every index entry against its record,
+    /// key generators above their stores' numeric keys, every key and value decoding and
+    /// encoding back to the same bytes. Exit 0 when healthy; else 1 with one NDJSON line per
+    /// problem (see docs/check.md).
+    Check(CheckArgs),
+    /// Copy a live database into another data directory with SQLite's online backup (one
+    /// consistent snapshot while writers run); `indexa --data-dir DIR` opens the copy.
+    #[command(after_help = "\
+Examples:
+  indexa backup geo /backups/2026-11-30
+  indexa --data-dir /backups/2026-11-30 check geo")]
+    Backup(BackupArgs),
+    /// Rewrite a database's file without its free pages (SQLite's VACUUM).
+    Vacuum(VacuumArgs),
+    /// An interactive prompt: batch-protocol operations, each in its own transaction unless
+    /// between .begin and .commit, and dot commands (.schema, .stores, .count STORE, .help).
+    /// Without a terminal it reads lines from stdin and prints results without prompts.
+    #[command(after_help = "\
+Examples:
+  indexa shell geo
+  printf '%s\\n' '.count cities' '{\"op\":\"get\",\"store\":\"cities\",\"query\":1}' | indexa shell geo")]
+    Shell(ShellArgs),
+    /// Print a database's schema as the create-store and create-index commands that would
+    /// recreate it (after a comment line with the version).
+    Schema(SchemaArgs),
+    /// Create an object store (one upgrade to version + 1; creates the database if missing).
+    #[command(after_help = "\
+Examples:
+  indexa create-store geo cities --key-path id --auto-increment
+  indexa create-store blobs blobs")]
+    CreateStore(CreateStoreArgs),
+    /// Delete an object store with its records and indexes (one upgrade to version + 1).
+    DeleteStore(DeleteStoreArgs),
+    /// Rename an object store (one upgrade to version + 1).
+    RenameStore(RenameStoreArgs),
+    /// Create an index and fill it from the records (one upgrade to version + 1); a unique
+    /// index over duplicate keys fails with ConstraintError and changes nothing.
+    #[command(after_help = "\
+Examples:
+  indexa create-index geo cities by_country country
+  indexa create-index world countries borders borders --multi-entry
+  indexa create-index geo cities country_name country,name --unique")]
+    CreateIndex(CreateIndexArgs),
+    /// Delete an index (one upgrade to version + 1).
+    DeleteIndex(DeleteIndexArgs),
+    /// Rename an index (one upgrade to version + 1).
+    RenameIndex(RenameIndexArgs),
+    /// Create a database from a dump, all or nothing; an existing one is replaced only with
+    /// --replace.
+    Restore(RestoreArgs),
     /// Run NDJSON operations from stdin in one transaction (see docs/batch-protocol.md).
     ///
     /// One JSON object per input line, e.g. {"op":"put","store":"s","value":1,"key":"a"};
@@ -146,6 +211,23 @@ fn run(cli: &Cli) -> CmdResult {
         Command::List(a) => admin::list(&dir, a, &mut out)?,
         Command::Export(a) => admin::export(&dir, a, &mut out)?,
         Command::Drop(a) => admin::drop_database(&dir, a)?,
+        Command::Dump(a) => dump::dump(&dir, a, &mut out)?,
+        Command::Restore(a) => dump::restore(&dir, a)?,
+        Command::Check(a) => check::check(&dir, a, &mut out)?,
+        Command::Backup(a) => maintenance::backup(&dir, a)?,
+        Command::Vacuum(a) => maintenance::vacuum(&dir, a)?,
+        Command::Shell(a) => {
+            drop(out);
+            shell::shell(&dir, a)?;
+            return Ok(());
+        }
+        Command::Schema(a) => schema::schema(&dir, a, &mut out)?,
+        Command::CreateStore(a) => schema::create_store(&dir, a)?,
+        Command::DeleteStore(a) => schema::delete_store(&dir, a)?,
+        Command::RenameStore(a) => schema::rename_store(&dir, a)?,
+        Command::CreateIndex(a) => schema::create_index(&dir, a)?,
+        Command::DeleteIndex(a) => schema::delete_index(&dir, a)?,
+        Command::RenameIndex(a) => schema::rename_index(&dir, a)?,
         Command::Shard(a) => {
             drop(out);
             return Err(Failure::Exit(indexa_shard::run_cli(a.clone())));

@@ -41,6 +41,18 @@ impl<W: Write> Lines<W> {
         Ok(())
     }
 
+    /// Writes `text` without a newline.
+    ///
+    /// # Errors
+    /// The writer's error.
+    pub fn write(&mut self, text: &str) -> io::Result<()> {
+        self.out.write_all(text.as_bytes())?;
+        if self.flush_each_line {
+            self.out.flush()?;
+        }
+        Ok(())
+    }
+
     /// Flushes everything written so far.
     ///
     /// # Errors

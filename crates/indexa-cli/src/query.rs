@@ -9,6 +9,7 @@ use crate::error::{CliError, CmdResult, Failure};
 use crate::keys::{key_arg, RangeArgs};
 use crate::open::DataDir;
 use crate::output::{JsonObject, Lines};
+use crate::table::{OutputFormat, Row, RowWriter};
 
 /// `indexa get`: print the value of one record.
 #[derive(Debug, Clone, Args)]
@@ -74,8 +75,17 @@ pub struct QueryArgs {
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..), conflicts_with = "count")]
     pub limit: Option<u64>,
     /// Print {"key":…,"primaryKey":…} without the value.
-    #[arg(long, conflicts_with = "count")]
+    #[arg(long, conflicts_with_all = ["count", "values_only"])]
     pub keys_only: bool,
+    /// Print only the values (ndjson: one value per line; table and csv: no key columns).
+    #[arg(long, conflicts_with = "count")]
+    pub values_only: bool,
+    /// Skip the first N matching records.
+    #[arg(long, value_name = "N", conflicts_with = "count")]
+    pub offset: Option<u64>,
+    /// The output format.
+    #[arg(long, value_enum, default_value_t = OutputFormat::Ndjson, conflicts_with = "count")]
+    pub format: OutputFormat,
     /// Print only the number of matching records.
     #[arg(long)]
     pub count: bool,
@@ -181,16 +191,28 @@ pub fn query<W: Write>(dir: &DataDir, a: &QueryArgs, out: &mut Lines<W>) -> CmdR
         (None, false) => store.open_cursor(range, direction)?,
         (None, true) => store.open_key_cursor(range, direction)?,
     };
+    if let Some(n) = a.offset.filter(|n| *n > 0 && cursor.key().is_some()) {
+        match u32::try_from(n) {
+            Ok(n) => cursor.advance(&tx, n)?,
+            // Past any store's size: nothing is left to print.
+            Err(_) => return RowWriter::new(out, a.format, a.values_only).finish(),
+        }
+    }
+    let mut rows = RowWriter::new(out, a.format, a.values_only);
     let mut printed = 0u64;
-    while let Some(line) = position_text(&cursor) {
+    while let (Some(key), Some(primary_key)) = (cursor.key(), cursor.primary_key()) {
         if a.limit.is_some_and(|limit| printed >= limit) {
             break;
         }
-        out.line(&line)?;
+        rows.row(&Row {
+            key: key.clone(),
+            primary_key: primary_key.clone(),
+            value: cursor.value().cloned(),
+        })?;
         printed += 1;
         cursor.continue_key(&tx, None)?;
     }
-    Ok(())
+    rows.finish()
 }
 
 /// Runs `indexa put` (`overwrite`) or `indexa add`, printing the record's key.

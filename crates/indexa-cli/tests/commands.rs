@@ -268,8 +268,31 @@ fn help_describes_every_command() {
     let env = Env::new();
     let help = stdout_of(&env, &["--help"]);
     for command in [
-        "import", "get", "query", "put", "add", "delete", "clear", "info", "list", "export",
-        "drop", "batch",
+        "import",
+        "get",
+        "query",
+        "put",
+        "add",
+        "delete",
+        "clear",
+        "info",
+        "list",
+        "export",
+        "drop",
+        "batch",
+        "dump",
+        "restore",
+        "schema",
+        "create-store",
+        "delete-store",
+        "rename-store",
+        "create-index",
+        "delete-index",
+        "rename-index",
+        "check",
+        "backup",
+        "vacuum",
+        "shell",
     ] {
         assert!(
             help.contains(&format!("\n  {command} ")),
@@ -485,9 +508,19 @@ fn import_formats() {
         "{}",
         run.stderr
     );
+    // The file is read as it is imported, so the first error in file order is reported.
     let bad = env.file("bad.json", "[{\"a\":1},]");
     assert_eq!(
-        error_of(&env, &["import", "db", "x", bad.to_str().unwrap()]),
+        error_of(
+            &env,
+            &[
+                "import",
+                "db",
+                "x",
+                bad.to_str().unwrap(),
+                "--auto-increment"
+            ]
+        ),
         format!(
             "indexa: SyntaxError: {}: expected a value at byte 9\n",
             bad.display()

@@ -70,6 +70,15 @@ pub(crate) enum Block {
     Exhausted,
 }
 
+/// What [`Catalog::map_all_if_absent`] did.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) enum Mapped {
+    /// Every key is mapped to the shard; these were mapped by this call.
+    Here(Vec<String>),
+    /// `key` is mapped to `mapped_to`, another shard; nothing was mapped.
+    Elsewhere { key: String, mapped_to: String },
+}
+
 pub(crate) enum Catalog {
     Sqlite(Arc<Mutex<Connection>>),
     Postgres(Pool),
@@ -205,6 +214,143 @@ impl Catalog {
                         .await?
                         .ok_or_else(|| Error::coordinator("catalog: mapping vanished")),
                 }
+            }
+        }
+    }
+
+    /// Maps every key of `keys` to `shard` as one unit: each key not mapped yet is mapped to
+    /// `shard`. With `refuse_elsewhere`, a key already mapped to another shard maps none of
+    /// them and is reported as [`Mapped::Elsewhere`]. Returns the keys this call mapped.
+    pub(crate) async fn map_all_if_absent(
+        &self,
+        keys: &[String],
+        shard: &str,
+        refuse_elsewhere: bool,
+    ) -> Result<Mapped> {
+        match self {
+            Catalog::Sqlite(conn) => {
+                let (keys, shard) = (keys.to_vec(), shard.to_string());
+                with_sqlite(conn, move |c| {
+                    let tx = c
+                        .transaction_with_behavior(TransactionBehavior::Immediate)
+                        .map_err(sqlite_error)?;
+                    let mut added = Vec::new();
+                    for key in &keys {
+                        let inserted = tx
+                            .prepare_cached(
+                                "INSERT INTO indexa_shard_mapping (key, shard) VALUES (?1, ?2) \
+                                 ON CONFLICT (key) DO NOTHING",
+                            )
+                            .and_then(|mut s| s.execute([key, &shard]))
+                            .map_err(sqlite_error)?;
+                        if inserted == 1 {
+                            added.push(key.clone());
+                            continue;
+                        }
+                        let mapped_to: String = tx
+                            .prepare_cached("SELECT shard FROM indexa_shard_mapping WHERE key = ?1")
+                            .and_then(|mut s| s.query_row([key], |r| r.get(0)))
+                            .map_err(sqlite_error)?;
+                        if refuse_elsewhere && mapped_to != shard {
+                            // Dropping the transaction rolls back the keys mapped so far.
+                            return Ok(Mapped::Elsewhere {
+                                key: key.clone(),
+                                mapped_to,
+                            });
+                        }
+                    }
+                    tx.commit().map_err(sqlite_error)?;
+                    Ok(Mapped::Here(added))
+                })
+                .await
+            }
+            Catalog::Postgres(pool) => {
+                let mut client = Self::pg(pool).await?;
+                // Dropped without commit (an error, a cancelled call), the transaction is
+                // rolled back.
+                let tx = client.transaction().await.map_err(|e| pg_error(&e))?;
+                let mapped = Self::pg_map_all(&tx, keys, shard, refuse_elsewhere).await?;
+                if let Mapped::Here(_) = mapped {
+                    tx.commit().await.map_err(|e| pg_error(&e))?;
+                }
+                Ok(mapped)
+            }
+        }
+    }
+
+    async fn pg_map_all(
+        client: &deadpool_postgres::Transaction<'_>,
+        keys: &[String],
+        shard: &str,
+        refuse_elsewhere: bool,
+    ) -> Result<Mapped> {
+        let insert = client
+            .prepare_cached(
+                "INSERT INTO indexa_shard_mapping (key, shard) VALUES ($1, $2) \
+                 ON CONFLICT (key) DO NOTHING",
+            )
+            .await
+            .map_err(|e| pg_error(&e))?;
+        let read = client
+            .prepare_cached("SELECT shard FROM indexa_shard_mapping WHERE key = $1")
+            .await
+            .map_err(|e| pg_error(&e))?;
+        let mut added = Vec::new();
+        for key in keys {
+            // ON CONFLICT waits for a concurrent writer of the same key to finish; the read
+            // that follows is a new statement, so (read committed) it sees that writer's row.
+            let inserted = client
+                .execute(&insert, &[key, &shard])
+                .await
+                .map_err(|e| pg_error(&e))?;
+            if inserted == 1 {
+                added.push(key.clone());
+                continue;
+            }
+            let mapped_to: String = client
+                .query_one(&read, &[key])
+                .await
+                .map_err(|e| pg_error(&e))?
+                .get(0);
+            if refuse_elsewhere && mapped_to != shard {
+                return Ok(Mapped::Elsewhere {
+                    key: key.clone(),
+                    mapped_to,
+                });
+            }
+        }
+        Ok(Mapped::Here(added))
+    }
+
+    /// Removes the mappings of `keys` to `shard` (the undo of [`Catalog::map_all_if_absent`]
+    /// when the shard's transaction did not commit).
+    pub(crate) async fn unmap(&self, keys: &[String], shard: &str) -> Result<()> {
+        const SQL: &str = "DELETE FROM indexa_shard_mapping WHERE key = $1 AND shard = $2";
+        match self {
+            Catalog::Sqlite(conn) => {
+                let (keys, shard) = (keys.to_vec(), shard.to_string());
+                with_sqlite(conn, move |c| {
+                    let tx = c
+                        .transaction_with_behavior(TransactionBehavior::Immediate)
+                        .map_err(sqlite_error)?;
+                    for key in &keys {
+                        tx.prepare_cached(&SQL.replace('$', "?"))
+                            .and_then(|mut s| s.execute([key, &shard]))
+                            .map_err(sqlite_error)?;
+                    }
+                    tx.commit().map_err(sqlite_error)
+                })
+                .await
+            }
+            Catalog::Postgres(pool) => {
+                let client = Self::pg(pool).await?;
+                for key in keys {
+                    client
+                        .execute(SQL, &[key, &shard])
+                        .await
+                        .map_err(|e| pg_error(&e))?;
+                }
+                Ok(())
             }
         }
     }

@@ -3,8 +3,9 @@
 //! Every command prints exactly one compact JSON line (the text form) on stdout. A failure
 //! prints `{"error":{"code":…,"message":…}}` plus, where they apply, `shard`, `table`, `id`,
 //! `rowRemoved` and `cause`, also on stdout, and exits with status 1. Usage errors (a
-//! `--param` or VALUES_JSON that is not valid JSON) print a message on stderr and exit with
-//! status 2, as clap does for its own usage errors.
+//! `--param` or VALUES_JSON that is not valid JSON, or holds an integer literal a double does
+//! not hold exactly) print a message on stderr and exit with status 2, as clap does for its
+//! own usage errors.
 
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -13,7 +14,8 @@ use indexa::{Object, Utf16String, Value};
 
 use crate::error::Error;
 use crate::router::{InsertOptions, InsertResult, NextIdOptions, Router};
-use crate::shard::Row;
+use crate::shard::{Cell, Outcome};
+use indexmap::IndexMap;
 
 /// Arguments of `indexa shard`: the configuration file and a command.
 #[derive(Debug, Clone, clap::Args)]
@@ -52,14 +54,16 @@ pub struct InsertFlags {
 pub enum ShardCommand {
     /// Run a script (e.g. DDL) on every shard → `{"shards":[…]}`.
     ExecAll {
-        /// The SQL script.
+        /// The SQL script. May start with `-` (a `--` comment).
+        #[arg(allow_hyphen_values = true)]
         sql: String,
     },
     /// Run a statement on one shard → `{"rowsAffected":N}`.
     RunShard {
         /// The shard name.
         shard: String,
-        /// The statement, with `?` placeholders.
+        /// The statement, with `?` placeholders. May start with `-` (a `--` comment).
+        #[arg(allow_hyphen_values = true)]
         sql: String,
         /// The placeholder values.
         #[command(flatten)]
@@ -69,7 +73,8 @@ pub enum ShardCommand {
     FirstShard {
         /// The shard name.
         shard: String,
-        /// The query, with `?` placeholders.
+        /// The query, with `?` placeholders. May start with `-` (a `--` comment).
+        #[arg(allow_hyphen_values = true)]
         sql: String,
         /// The placeholder values.
         #[command(flatten)]
@@ -79,7 +84,8 @@ pub enum ShardCommand {
     AllShard {
         /// The shard name.
         shard: String,
-        /// The query, with `?` placeholders.
+        /// The query, with `?` placeholders. May start with `-` (a `--` comment).
+        #[arg(allow_hyphen_values = true)]
         sql: String,
         /// The placeholder values.
         #[command(flatten)]
@@ -87,7 +93,8 @@ pub enum ShardCommand {
     },
     /// A query on every shard → one flat array, shards in configuration order.
     AllShards {
-        /// The query, with `?` placeholders.
+        /// The query, with `?` placeholders. May start with `-` (a `--` comment).
+        #[arg(allow_hyphen_values = true)]
         sql: String,
         /// The placeholder values.
         #[command(flatten)]
@@ -95,7 +102,8 @@ pub enum ShardCommand {
     },
     /// An INSERT on the shard the strategy picks → `{"generatedId":…,"shard":"…"}`.
     Insert {
-        /// The INSERT, with `?` placeholders.
+        /// The INSERT, with `?` placeholders. May start with `-` (a `--` comment).
+        #[arg(allow_hyphen_values = true)]
         sql: String,
         /// The placeholder values.
         #[command(flatten)]
@@ -108,7 +116,8 @@ pub enum ShardCommand {
     InsertShard {
         /// The shard name.
         shard: String,
-        /// The INSERT, with `?` placeholders.
+        /// The INSERT, with `?` placeholders. May start with `-` (a `--` comment).
+        #[arg(allow_hyphen_values = true)]
         sql: String,
         /// The placeholder values.
         #[command(flatten)]
@@ -130,7 +139,8 @@ pub enum ShardCommand {
     },
     /// Insert an object's fields as a row under a key → `{"shard":"…"}`.
     InsertInto {
-        /// The key (raw text), e.g. the id as a string.
+        /// The key (raw text), e.g. the id as a string; may start with `-`.
+        #[arg(allow_hyphen_values = true)]
         key: String,
         /// The table.
         table: String,
@@ -139,9 +149,11 @@ pub enum ShardCommand {
     },
     /// The first row of a query on the key's shard → row object or null.
     First {
-        /// The key (raw text).
+        /// The key (raw text); may start with `-` (e.g. a negative id).
+        #[arg(allow_hyphen_values = true)]
         key: String,
-        /// The query, with `?` placeholders.
+        /// The query, with `?` placeholders. May start with `-` (a `--` comment).
+        #[arg(allow_hyphen_values = true)]
         sql: String,
         /// The placeholder values.
         #[command(flatten)]
@@ -149,9 +161,11 @@ pub enum ShardCommand {
     },
     /// Every row of a query on the key's shard → array.
     All {
-        /// The key (raw text).
+        /// The key (raw text); may start with `-` (e.g. a negative id).
+        #[arg(allow_hyphen_values = true)]
         key: String,
-        /// The query, with `?` placeholders.
+        /// The query, with `?` placeholders. May start with `-` (a `--` comment).
+        #[arg(allow_hyphen_values = true)]
         sql: String,
         /// The placeholder values.
         #[command(flatten)]
@@ -159,9 +173,11 @@ pub enum ShardCommand {
     },
     /// A write on the key's shard (placing an unmapped key) → `{"rowsAffected":N}`.
     Run {
-        /// The key (raw text).
+        /// The key (raw text); may start with `-` (e.g. a negative id).
+        #[arg(allow_hyphen_values = true)]
         key: String,
-        /// The statement, with `?` placeholders.
+        /// The statement, with `?` placeholders. May start with `-` (a `--` comment).
+        #[arg(allow_hyphen_values = true)]
         sql: String,
         /// The placeholder values.
         #[command(flatten)]
@@ -226,12 +242,12 @@ pub async fn execute(args: ShardArgs) -> CliOutput {
     };
     match result {
         Ok(value) => CliOutput {
-            stdout: crate::text::to_text(&value),
+            stdout: value.into_text(),
             stderr: String::new(),
             code: 0,
         },
         Err(error) => CliOutput {
-            stdout: crate::text::to_text(&error_value(&error)),
+            stdout: error_text(&error),
             stderr: String::new(),
             code: 1,
         },
@@ -259,12 +275,26 @@ fn parse_inputs(command: &ShardCommand) -> Result<Inputs, String> {
         | ShardCommand::NextId { .. }
         | ShardCommand::InsertInto { .. } => &[],
     };
+    // A JSON number is a double: an integer literal it cannot hold (an id past 2^53) would
+    // be rounded to another id, so it is refused before anything runs.
+    let exact = |what: &str, text: &str| {
+        match crate::text::inexact_integer(text) {
+        Some(integer) => Err(format!(
+            "{what} {text}: the integer {integer} is not exact as a JSON number (a double); pass it as a string, \"{integer}\""
+        )),
+        None => Ok(()),
+    }
+    };
     let params = raw
         .iter()
         .map(|text| {
+            exact("--param", text)?;
             crate::text::parse(text).map_err(|e| format!("--param {text}: not valid JSON: {e}"))
         })
         .collect::<Result<Vec<_>, _>>()?;
+    if let ShardCommand::InsertInto { values, .. } = command {
+        exact("VALUES_JSON", values)?;
+    }
     let values = match command {
         ShardCommand::InsertInto { values, .. } => match crate::text::parse(values) {
             Ok(Value::Object(map)) => map,
@@ -276,6 +306,30 @@ fn parse_inputs(command: &ShardCommand) -> Result<Inputs, String> {
     Ok(Inputs { params, values })
 }
 
+/// A command's result: a value in the text form, or JSON text built around exact ids.
+enum Output {
+    Value(Value),
+    Json(String),
+}
+
+impl Output {
+    fn into_text(self) -> String {
+        match self {
+            Output::Value(value) => crate::text::to_text(&value),
+            Output::Json(text) => text,
+        }
+    }
+}
+
+/// A JSON object from member names and their members already written as JSON text.
+fn json_object(fields: &[(&str, String)]) -> String {
+    let members: Vec<String> = fields
+        .iter()
+        .map(|(name, json)| format!("{}:{json}", crate::text::to_text(&Value::from(*name))))
+        .collect();
+    format!("{{{}}}", members.join(","))
+}
+
 fn object(fields: Vec<(&str, Value)>) -> Value {
     Value::Object(
         fields
@@ -285,28 +339,73 @@ fn object(fields: Vec<(&str, Value)>) -> Value {
     )
 }
 
-fn rows_value(rows: Vec<Row>) -> Value {
-    Value::Array(rows.into_iter().map(Value::Object).collect())
+/// One result row as a JSON object, integers with all their digits (a later column of the
+/// same name wins at the first one's position, as in [`crate::Row`]).
+fn row_json(columns: &[Utf16String], cells: &[Cell]) -> String {
+    let mut members: IndexMap<&Utf16String, String> = IndexMap::with_capacity(columns.len());
+    for (name, cell) in columns.iter().zip(cells) {
+        let json = match cell {
+            Cell::Integer(i) => i.to_string(),
+            other => crate::text::to_text(&other.to_value()),
+        };
+        members.insert(name, json);
+    }
+    let members: Vec<String> = members
+        .into_iter()
+        .map(|(name, json)| {
+            format!(
+                "{}:{json}",
+                crate::text::to_text(&Value::String(name.clone()))
+            )
+        })
+        .collect();
+    format!("{{{}}}", members.join(","))
 }
 
-fn insert_value(result: InsertResult) -> Value {
-    object(vec![
-        ("generatedId", result.generated_id),
-        ("shard", Value::from(result.shard)),
-    ])
+/// Every row of the outcomes as one JSON array.
+fn rows_output(outcomes: &[Outcome]) -> Output {
+    let rows: Vec<String> = outcomes
+        .iter()
+        .flat_map(|o| o.cells.iter().map(|cells| row_json(&o.columns, cells)))
+        .collect();
+    Output::Json(format!("[{}]", rows.join(",")))
+}
+
+/// The first row of an outcome as a JSON object, or `null`.
+fn first_output(outcome: Option<Outcome>) -> Output {
+    Output::Json(
+        outcome
+            .as_ref()
+            .and_then(|o| o.cells.first().map(|cells| row_json(&o.columns, cells)))
+            .unwrap_or_else(|| "null".to_string()),
+    )
+}
+
+/// `{"generatedId":ID,"shard":"NAME"}`, plus `"generatedIds":[…]` when the statement
+/// generated more than one id; ids as exact JSON integers or strings.
+fn insert_output(result: InsertResult) -> Output {
+    let mut fields = vec![
+        ("generatedId", result.generated_id.to_json()),
+        ("shard", crate::text::to_text(&Value::from(result.shard))),
+    ];
+    if result.generated_ids.len() > 1 {
+        let ids: Vec<String> = result.generated_ids.iter().map(|id| id.to_json()).collect();
+        fields.push(("generatedIds", format!("[{}]", ids.join(","))));
+    }
+    Output::Json(json_object(&fields))
 }
 
 fn affected_value(rows: u64) -> Value {
     object(vec![("rowsAffected", Value::Number(rows as f64))])
 }
 
-async fn dispatch(router: &Router, command: ShardCommand, inputs: Inputs) -> Result<Value, Error> {
+async fn dispatch(router: &Router, command: ShardCommand, inputs: Inputs) -> Result<Output, Error> {
     let params = inputs.params.as_slice();
     let insert_options = |flags: InsertFlags| InsertOptions {
         id_column: flags.id_column,
         table: flags.table,
     };
-    Ok(match command {
+    Ok(Output::Value(match command {
         ShardCommand::ExecAll { sql } => {
             let shards = router.exec_all(&sql).await?;
             object(vec![(
@@ -317,24 +416,33 @@ async fn dispatch(router: &Router, command: ShardCommand, inputs: Inputs) -> Res
         ShardCommand::RunShard { shard, sql, .. } => {
             affected_value(router.run_shard(&shard, &sql, params).await?)
         }
-        ShardCommand::FirstShard { shard, sql, .. } => router
-            .first_shard(&shard, &sql, params)
-            .await?
-            .map_or(Value::Null, Value::Object),
-        ShardCommand::AllShard { shard, sql, .. } => {
-            rows_value(router.all_shard(&shard, &sql, params).await?)
+        ShardCommand::FirstShard { shard, sql, .. } => {
+            return Ok(first_output(Some(
+                router.query_shard(&shard, &sql, params).await?,
+            )))
         }
-        ShardCommand::AllShards { sql, .. } => rows_value(router.all_shards(&sql, params).await?),
+        ShardCommand::AllShard { shard, sql, .. } => {
+            return Ok(rows_output(&[router
+                .query_shard(&shard, &sql, params)
+                .await?]))
+        }
+        ShardCommand::AllShards { sql, .. } => {
+            return Ok(rows_output(&router.query_all_shards(&sql, params).await?))
+        }
         ShardCommand::Insert { sql, flags, .. } => {
-            insert_value(router.insert(&sql, params, &insert_options(flags)).await?)
+            return Ok(insert_output(
+                router.insert(&sql, params, &insert_options(flags)).await?,
+            ))
         }
         ShardCommand::InsertShard {
             shard, sql, flags, ..
-        } => insert_value(
-            router
-                .insert_shard(&shard, &sql, params, &insert_options(flags))
-                .await?,
-        ),
+        } => {
+            return Ok(insert_output(
+                router
+                    .insert_shard(&shard, &sql, params, &insert_options(flags))
+                    .await?,
+            ))
+        }
         ShardCommand::NextId { table, column, min } => {
             let id = router
                 .next_id(&table, &NextIdOptions { column, min })
@@ -345,35 +453,38 @@ async fn dispatch(router: &Router, command: ShardCommand, inputs: Inputs) -> Res
             let shard = router.insert_into(&key, &table, &inputs.values).await?;
             object(vec![("shard", Value::from(shard))])
         }
-        ShardCommand::First { key, sql, .. } => router
-            .first(&key, &sql, params)
-            .await?
-            .map_or(Value::Null, Value::Object),
-        ShardCommand::All { key, sql, .. } => rows_value(router.all(&key, &sql, params).await?),
+        ShardCommand::First { key, sql, .. } => {
+            return Ok(first_output(router.query_routed(&key, &sql, params).await?))
+        }
+        ShardCommand::All { key, sql, .. } => {
+            let outcome = router.query_routed(&key, &sql, params).await?;
+            return Ok(rows_output(outcome.as_slice()));
+        }
         ShardCommand::Run { key, sql, .. } => affected_value(router.run(&key, &sql, params).await?),
-    })
+    }))
 }
 
-/// `{"error":{"code","message",…}}` for an error.
-pub(crate) fn error_value(error: &Error) -> Value {
+/// `{"error":{"code","message",…}}` for an error; the id as an exact JSON integer or string.
+pub(crate) fn error_text(error: &Error) -> String {
+    let text = |value: Value| crate::text::to_text(&value);
     let mut fields = vec![
-        ("code", Value::from(error.code())),
-        ("message", Value::from(error.to_string())),
+        ("code", text(Value::from(error.code()))),
+        ("message", text(Value::from(error.to_string()))),
     ];
     if let Some(shard) = error.shard() {
-        fields.push(("shard", Value::from(shard)));
+        fields.push(("shard", text(Value::from(shard))));
     }
     if let Some(table) = error.table() {
-        fields.push(("table", Value::from(table)));
+        fields.push(("table", text(Value::from(table))));
     }
     if let Some(id) = error.id() {
-        fields.push(("id", id.clone()));
+        fields.push(("id", id.to_json()));
     }
     if let Some(removed) = error.row_removed() {
-        fields.push(("rowRemoved", Value::Bool(removed)));
+        fields.push(("rowRemoved", text(Value::Bool(removed))));
     }
     if let Some(cause) = error.cause() {
-        fields.push(("cause", Value::from(cause.to_string())));
+        fields.push(("cause", text(Value::from(cause.to_string()))));
     }
-    object(vec![("error", object(fields))])
+    json_object(&[("error", json_object(&fields))])
 }

@@ -1,6 +1,6 @@
 //! The router's one error type, with stable string codes.
 
-use indexa::Value;
+use crate::generated_id::GeneratedId;
 
 /// Every failure the router reports.
 ///
@@ -12,17 +12,19 @@ use indexa::Value;
 pub enum Error {
     /// `GENERATED_KEY_COLLISION`: an insert read a generated id that is already mapped to a
     /// different shard (seed 004, "The collision check runs only when more than one shard is
-    /// configured"). Only raised with two or more shards.
+    /// configured"). Only raised with two or more shards; none of the statement's ids is
+    /// mapped.
     ///
-    /// `row_removed` tells whether the router deleted the row the refused INSERT wrote (only
-    /// attempted when the caller named the `table`); when the delete failed or matched no row,
-    /// `cause` carries that failure and the row is left on `shard`.
+    /// `row_removed` tells whether the router removed the rows the refused INSERT wrote (only
+    /// with the caller's `table`; it undoes the statement's transaction, so exactly those
+    /// rows go); when that failed, `cause` carries the failure and the rows are left on
+    /// `shard`. Without `table` the rows stay, committed.
     #[error("{}", collision_message(.shard, .id, .mapped_to, .table.as_deref(), *.row_removed))]
     GeneratedKeyCollision {
         /// The shard the refused INSERT ran on (where the row was written).
         shard: String,
-        /// The generated id, as read from the statement (a number or a string).
-        id: Box<Value>,
+        /// The colliding generated id, exactly as read from the statement.
+        id: GeneratedId,
         /// The shard the id was already mapped to.
         mapped_to: String,
         /// The table named by the caller, if any.
@@ -33,10 +35,12 @@ pub enum Error {
         #[source]
         cause: Option<Box<Error>>,
     },
-    /// `GENERATED_KEY_UNAVAILABLE`: no generated id could be read from an insert: the
-    /// RETURNING row lacks the id column (or the `id_column` the caller named), or without a
-    /// returned row the statement did not insert a row that got a new rowid (seed 004, "If
-    /// neither yields an id, the call throws GENERATED_KEY_UNAVAILABLE").
+    /// `GENERATED_KEY_UNAVAILABLE`: a generated id could not be read exactly from an insert:
+    /// a RETURNING row lacks the id column (or the `id_column` the caller named) or holds a
+    /// value that is not an integer in the 64-bit range or a string, or without returned rows
+    /// the statement did not insert exactly one row that got a new rowid (seed 004, "If
+    /// neither yields an id, the call throws GENERATED_KEY_UNAVAILABLE"). The statement is
+    /// undone.
     #[error("generated key unavailable on shard {shard}: {reason}")]
     GeneratedKeyUnavailable {
         /// The shard the INSERT ran on.
@@ -51,8 +55,8 @@ pub enum Error {
         shard: String,
     },
     /// `INVALID_IDENTIFIER`: a table or column name that is not a plain SQL identifier
-    /// (`[A-Za-z_][A-Za-z0-9_]*`, at most 63 bytes, optionally `schema.name`). Raised before any
-    /// statement runs.
+    /// (`[A-Za-z_][A-Za-z0-9_]*`, at most 63 bytes, optionally `schema.name`), or an insert's
+    /// `table` that has no such id column on its shard. Raised before the statement runs.
     #[error("invalid SQL identifier {identifier:?}: {reason}")]
     InvalidIdentifier {
         /// The rejected name.
@@ -99,12 +103,11 @@ pub enum Error {
 
 fn collision_message(
     shard: &str,
-    id: &Value,
+    id: &GeneratedId,
     mapped_to: &str,
     table: Option<&str>,
     row_removed: bool,
 ) -> String {
-    let id = crate::text::to_text(id);
     let head =
         format!("generated key {id} from shard {shard} is already mapped to shard {mapped_to}");
     match (table, row_removed) {
@@ -153,7 +156,7 @@ impl Error {
     }
 
     /// The id the error concerns (the colliding generated id), when there is one.
-    pub fn id(&self) -> Option<&Value> {
+    pub fn id(&self) -> Option<&GeneratedId> {
         match self {
             Error::GeneratedKeyCollision { id, .. } => Some(id),
             _ => None,

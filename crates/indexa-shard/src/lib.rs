@@ -2,10 +2,12 @@
 //! routes rows by key, reads database-generated ids and hands out cluster-unique ids
 //! (seed 004, "Generated Ids"; issue 5).
 //!
-//! - [`Router::insert`] / [`Router::insert_shard`] run an INSERT, read the generated id (from
-//!   the RETURNING row, or SQLite's rowid of a row this statement really inserted) and map
-//!   `String(id)` to the shard; with several shards an id already mapped elsewhere is refused
-//!   with `GENERATED_KEY_COLLISION` (and, given the table, the refused row is deleted).
+//! - [`Router::insert`] / [`Router::insert_shard`] run an INSERT in a transaction on the
+//!   shard, read every generated id exactly ([`GeneratedId`]: a 64-bit integer or a string,
+//!   from the RETURNING rows or SQLite's rowid of the one row this statement inserted) and map
+//!   each to the shard before committing; with several shards an id already mapped elsewhere
+//!   is refused with `GENERATED_KEY_COLLISION` (and, given the table, the refused rows are
+//!   removed). Any other failure leaves nothing of the statement on the shard.
 //! - [`Router::next_id`] hands out ids unique across shards: MAX over every shard + 1, or with
 //!   the coordinator an atomic sequence in the catalog, optionally served in leased blocks.
 //! - [`Router::insert_into`], [`Router::first`], [`Router::all`], [`Router::run`] route by key;
@@ -19,7 +21,7 @@
 //!
 //! ```
 //! use indexa::Value;
-//! use indexa_shard::{Config, InsertOptions, Router, Error};
+//! use indexa_shard::{Config, Error, GeneratedId, InsertOptions, Router};
 //!
 //! # fn main() -> Result<(), Box<dyn std::error::Error>> {
 //! let dir = tempfile::tempdir()?;
@@ -44,7 +46,7 @@
 //!     let ada = router
 //!         .insert_shard("db-a", sql, &[Value::from("Ada")], &InsertOptions::default())
 //!         .await?;
-//!     assert_eq!(ada.generated_id, Value::Number(1.0));
+//!     assert_eq!(ada.generated_id, GeneratedId::Integer(1));
 //!     let options = InsertOptions { table: Some("auto_users".into()), ..Default::default() };
 //!     let refused = router.insert_shard("db-b", sql, &[Value::from("Grace")], &options).await;
 //!     assert_eq!(refused.unwrap_err().code(), "GENERATED_KEY_COLLISION");
@@ -72,6 +74,7 @@ mod catalog;
 mod cli;
 mod config;
 mod error;
+mod generated_id;
 mod placement;
 mod router;
 mod shard;
@@ -84,6 +87,7 @@ pub use cli::{
 };
 pub use config::{CatalogConfig, Config, Location};
 pub use error::{Error, Result};
+pub use generated_id::GeneratedId;
 pub use placement::{hash_shard_index, Strategy};
 pub use router::{InsertOptions, InsertResult, NextIdOptions, Router};
 pub use shard::Row;

@@ -7,18 +7,15 @@ use std::path::Path;
 
 use indexa::{Object, Value};
 use indexmap::IndexMap;
+use rust_decimal::prelude::ToPrimitive;
 
-use crate::catalog::{Block, Catalog, MAX_ID};
+use crate::catalog::{Block, Catalog, Mapped, MAX_ID};
 use crate::config::Config;
 use crate::error::{Error, Result};
+use crate::generated_id::{read_generated_ids, GeneratedId};
 use crate::placement::{hash_shard_index, random_index, random_token, Strategy};
-use crate::shard::{Outcome, Row, Shard};
-use crate::sql::{has_returning, quote_identifier, validate_identifier};
-
-/// Column names a RETURNING row's id is read from when no `id_column` is given, in order of
-/// preference, compared ignoring ASCII letter case (seed 004: "id or rowid … along with a few
-/// driver aliases such as lastInsertId").
-const ID_COLUMNS: [&str; 5] = ["id", "rowid", "lastInsertId", "last_row_id", "insertId"];
+use crate::shard::{Cell, Outcome, Row, Shard, Unit};
+use crate::sql::{has_returning, quote_identifier, validate_identifier, Dialect};
 
 /// Options of [`Router::insert`] and [`Router::insert_shard`].
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -36,9 +33,12 @@ pub struct InsertOptions {
 /// What [`Router::insert`] and [`Router::insert_shard`] return.
 #[derive(Debug, Clone, PartialEq)]
 pub struct InsertResult {
-    /// The generated id: a number (from a rowid or a numeric column) or a string. It is mapped
-    /// under its text, `String(id)` in JavaScript terms.
-    pub generated_id: Value,
+    /// The generated id (of the first row, for a statement that inserted several): an exact
+    /// integer or a string, mapped under its text ([`GeneratedId::key`]).
+    pub generated_id: GeneratedId,
+    /// Every id the statement generated, in row order (one RETURNING row each); every one of
+    /// them is mapped to `shard`.
+    pub generated_ids: Vec<GeneratedId>,
     /// The shard the row was written to.
     pub shard: String,
     /// The rows the RETURNING clause produced (empty without one).
@@ -201,29 +201,39 @@ impl Router {
         self.insert_shard(&name, sql, params, options).await
     }
 
-    /// Runs an INSERT on the named shard, reads the generated id and maps it to the shard.
+    /// Runs an INSERT on the named shard, reads every id it generated and maps them to the
+    /// shard, as one unit: the statement runs in a transaction on the shard that commits only
+    /// once every id is read and mapped.
     ///
-    /// The id (seed 004, "CollegeDB reads the generated id…"): when `sql` has a RETURNING
-    /// clause and returns a row, the column `id` or `rowid` (any letter case) or a driver alias
-    /// (`lastInsertId`, `last_row_id`, `insertId`), or only `options.id_column` when set, never
-    /// another column. When no row is returned: SQLite's last-insert rowid, only if this
-    /// statement inserted a row that got a new rowid (not after an ignored insert or into a
-    /// WITHOUT ROWID table; a rowid of 0 counts as none); PostgreSQL has no such id.
+    /// The ids (seed 004, "CollegeDB reads the generated id…"): when `sql` has a RETURNING
+    /// clause and returns rows, from each row the column `id` or `rowid` (any letter case) or a
+    /// driver alias (`lastInsertId`, `last_row_id`, `insertId`), or only `options.id_column`
+    /// when set, never another column. When no row is returned: SQLite's last-insert rowid,
+    /// only if this statement inserted exactly one row that got a new rowid (not after an
+    /// ignored insert or into a WITHOUT ROWID table; a rowid of 0 counts as none); PostgreSQL
+    /// has no such id. Integer ids are exact 64-bit integers; text and `uuid` keys are string
+    /// ids.
     ///
-    /// With more than one shard configured the mapping is stored insert-if-absent: an id
-    /// already mapped to another shard is a collision; mapped to the same shard is not.
+    /// With more than one shard configured the ids are mapped all or none: an id already
+    /// mapped to another shard is a collision and none of the statement's ids is mapped; mapped
+    /// to the same shard is not a collision.
     ///
     /// # Errors
-    /// - [`Error::InvalidIdentifier`] before anything runs, when `options.table` or the id
-    ///   column is not a plain identifier (only checked with `table`);
+    /// Every error except a collision without `options.table` leaves the shard without any
+    /// row of the statement (its transaction is rolled back) and writes no mapping:
+    /// - [`Error::InvalidIdentifier`] before the INSERT runs, when `options.table` or the id
+    ///   column is not a plain identifier, or the table has no such column on the shard (only
+    ///   checked with `table`);
     /// - [`Error::ShardNotFound`] for an unknown shard; [`Error::NoShards`] without shards;
-    /// - [`Error::QueryFailed`] when the statement fails;
-    /// - [`Error::GeneratedKeyUnavailable`] when no id can be read (the row stays);
-    /// - [`Error::GeneratedKeyCollision`] when the id is mapped to another shard. With
-    ///   `options.table` the router first deletes the row (`DELETE FROM table WHERE id_column =
-    ///   id`) and reports `row_removed`; if the delete fails or matches no row, the error keeps
-    ///   its code, names the leftover row and carries the failure as its cause. Without `table`
-    ///   the row stays.
+    /// - [`Error::QueryFailed`] when the statement fails or a returned value does not convert;
+    /// - [`Error::GeneratedKeyUnavailable`] when an id cannot be read exactly (a row without
+    ///   the id column, a value that is not an integer in the 64-bit range or a string, a
+    ///   multi-row insert without RETURNING);
+    /// - [`Error::GeneratedKeyCollision`] when an id is mapped to another shard. With
+    ///   `options.table` the statement is undone on the shard (exactly the rows it wrote, none
+    ///   other) and `row_removed` is true; if undoing it fails, `row_removed` is false and the
+    ///   failure is the cause. Without `table` the rows stay, committed, as the seed says
+    ///   ("Without table, the row stays on the shard").
     /// - [`Error::CoordinatorUnavailable`] when the catalog fails.
     pub async fn insert_shard(
         &self,
@@ -238,26 +248,115 @@ impl Router {
             validate_identifier(id_column)?;
         }
         let (name, target) = self.named_shard(shard)?;
-        let outcome = target.query(sql, params).await?;
-        let returning = has_returning(sql, target.dialect());
-        let generated_id =
-            read_generated_id(name, &outcome, returning, options.id_column.as_deref())?;
-        let key = key_text(&generated_id);
-        let mapped_to = self.catalog.map_if_absent(&key, name).await?;
-        if self.shards.len() > 1 && mapped_to != name {
-            return Err(self
-                .refuse_collision(name, target, generated_id, mapped_to, options)
-                .await);
+        let mut unit = target.begin().await?;
+        let step = self
+            .insert_in_unit(&mut unit, name, target.dialect(), sql, params, options)
+            .await;
+        match step {
+            Ok(Step::Mapped(result, added)) => {
+                // The sequence sees the ids before the rows are committed: a failure here
+                // undoes the statement and its mappings.
+                let seen = match &options.table {
+                    Some(table) => {
+                        self.observe_ids(table, id_column, &result.generated_ids)
+                            .await
+                    }
+                    None => Ok(()),
+                };
+                let committed = match seen {
+                    Ok(()) => unit.commit().await,
+                    Err(error) => {
+                        let _ = unit.rollback().await;
+                        Err(error)
+                    }
+                };
+                if let Err(error) = committed {
+                    // The rows are not on the shard: neither may their mappings be.
+                    self.catalog.unmap(&added, name).await?;
+                    return Err(error);
+                }
+                Ok(result)
+            }
+            Ok(Step::Collision { id, mapped_to }) => {
+                let (row_removed, cause) = match options.table {
+                    Some(_) => match unit.rollback().await {
+                        Ok(()) => (true, None),
+                        Err(error) => (false, Some(Box::new(error))),
+                    },
+                    None => {
+                        // The seed's rule: without the table the rows stay, committed.
+                        unit.commit().await?;
+                        (false, None)
+                    }
+                };
+                Err(Error::GeneratedKeyCollision {
+                    shard: name.to_string(),
+                    id,
+                    mapped_to,
+                    table: options.table.clone(),
+                    row_removed,
+                    cause,
+                })
+            }
+            Err(error) => {
+                // A failed rollback still keeps nothing: the unit closes its connection.
+                let _ = unit.rollback().await;
+                Err(error)
+            }
         }
-        if let (Some(table), Value::Number(n)) = (&options.table, &generated_id) {
-            self.observe_id(table, id_column, *n).await?;
+    }
+
+    /// The statement and the mapping of its ids, inside the shard transaction `unit`.
+    async fn insert_in_unit(
+        &self,
+        unit: &mut Unit,
+        name: &str,
+        dialect: Dialect,
+        sql: &str,
+        params: &[Value],
+        options: &InsertOptions,
+    ) -> Result<Step> {
+        if let Some(table) = &options.table {
+            let id_column = options.id_column.as_deref().unwrap_or("id");
+            verify_column(unit, name, dialect, table, id_column).await?;
         }
-        Ok(InsertResult {
-            generated_id,
-            shard: name.to_string(),
-            rows: outcome.rows,
-            rows_affected: outcome.rows_affected,
-        })
+        let outcome = unit.query(sql, params).await?;
+        let ids = read_generated_ids(
+            name,
+            &outcome,
+            has_returning(sql, dialect),
+            options.id_column.as_deref(),
+        )?;
+        let mut keys: Vec<String> = Vec::with_capacity(ids.len());
+        for id in &ids {
+            let key = id.key();
+            if !keys.contains(&key) {
+                keys.push(key);
+            }
+        }
+        match self
+            .catalog
+            .map_all_if_absent(&keys, name, self.shards.len() > 1)
+            .await?
+        {
+            Mapped::Here(added) => Ok(Step::Mapped(
+                InsertResult {
+                    generated_id: ids[0].clone(),
+                    generated_ids: ids,
+                    shard: name.to_string(),
+                    rows: outcome.rows(),
+                    rows_affected: outcome.rows_affected,
+                },
+                added,
+            )),
+            Mapped::Elsewhere { key, mapped_to } => {
+                let id = ids
+                    .into_iter()
+                    .find(|id| id.key() == key)
+                    .unwrap_or(GeneratedId::Text(key));
+                Ok(Step::Collision { id, mapped_to })
+            }
+        }
     }
 
     fn named_shard(&self, shard: &str) -> Result<(&str, &Shard)> {
@@ -270,46 +369,34 @@ impl Router {
             })
     }
 
-    /// Builds the collision error, deleting the refused row first when the table is known.
-    async fn refuse_collision(
-        &self,
-        name: &str,
-        target: &Shard,
-        id: Value,
-        mapped_to: String,
-        options: &InsertOptions,
-    ) -> Error {
-        let mut row_removed = false;
-        let mut cause = None;
-        if let Some(table) = &options.table {
-            let id_column = options.id_column.as_deref().unwrap_or("id");
-            let dialect = target.dialect();
-            let delete = format!(
-                "DELETE FROM {} WHERE {} = ?",
-                quote_identifier(table, dialect),
-                quote_identifier(id_column, dialect)
-            );
-            match target.query(&delete, std::slice::from_ref(&id)).await {
-                Ok(outcome) if outcome.rows_affected > 0 => row_removed = true,
-                Ok(_) => {
-                    cause = Some(Box::new(Error::query(
-                        name,
-                        format!(
-                            "DELETE FROM {table} WHERE {id_column} = {} matched no row",
-                            crate::text::to_text(&id)
-                        ),
-                    )))
-                }
-                Err(error) => cause = Some(Box::new(error)),
-            }
-        }
-        Error::GeneratedKeyCollision {
-            shard: name.to_string(),
-            id: Box::new(id),
-            mapped_to,
-            table: options.table.clone(),
-            row_removed,
-            cause,
+    /// The one name of a (table, column) sequence, so that every spelling of one table shares
+    /// one sequence: names folded to lower case (SQLite ignores the letter case of
+    /// identifiers, PostgreSQL folds unquoted ones) and the default schema dropped (`main.`
+    /// when a shard is SQLite, `public.` when a shard is PostgreSQL).
+    fn sequence_identity(&self, table: &str, column: &str) -> (String, String) {
+        let table = table.to_ascii_lowercase();
+        let has = |dialect| self.shards.values().any(|shard| shard.dialect() == dialect);
+        let table = match table.split_once('.') {
+            Some(("main", name)) if has(Dialect::Sqlite) => name.to_string(),
+            Some(("public", name)) if has(Dialect::Postgres) => name.to_string(),
+            _ => table,
+        };
+        (table, column.to_ascii_lowercase())
+    }
+
+    /// Raises the (table, column) sequence past the largest integer id of `ids`.
+    async fn observe_ids(&self, table: &str, column: &str, ids: &[GeneratedId]) -> Result<()> {
+        let highest = ids
+            .iter()
+            .filter_map(|id| match id {
+                GeneratedId::Integer(i) => Some(*i),
+                GeneratedId::Text(_) => None,
+            })
+            .max();
+        match highest {
+            // Rounding to a double only matters past 2^53, where the sequence stops anyway.
+            Some(highest) => self.observe_id(table, column, highest as f64).await,
+            None => Ok(()),
         }
     }
 
@@ -320,6 +407,8 @@ impl Router {
         if id.is_nan() || id < 1.0 {
             return Ok(());
         }
+        let (table, column) = self.sequence_identity(table, column);
+        let (table, column) = (table.as_str(), column.as_str());
         // In range [1, 2^53] after the clamp, so the conversion is exact.
         let seen = id.min(MAX_ID as f64).floor() as u64;
         self.catalog.raise(table, column, seen + 1).await?;
@@ -358,6 +447,8 @@ impl Router {
         let column = options.column.as_deref().unwrap_or("id");
         validate_identifier(table)?;
         validate_identifier(column)?;
+        let (table, column) = self.sequence_identity(table, column);
+        let (table, column) = (table.as_str(), column.as_str());
         if self.shards.is_empty() {
             return Err(Error::NoShards);
         }
@@ -409,46 +500,26 @@ impl Router {
         })
     }
 
-    /// MAX(column) over every shard, plus one; 1 when every shard is empty; at most 2^53 + 1.
+    /// MAX(column) over every shard, plus one; 1 when every shard is empty or holds only
+    /// values below 1; at most 2^53 + 1.
     async fn cross_shard_next(&self, table: &str, column: &str) -> Result<u64> {
-        let mut max = 0.0f64;
+        let mut max = 0i64;
         for (name, shard) in &self.shards {
-            let dialect = shard.dialect();
-            let sql = format!(
-                "SELECT MAX({}) AS max_id FROM {}",
-                quote_identifier(column, dialect),
-                quote_identifier(table, dialect)
-            );
-            let outcome = shard.query(&sql, &[]).await?;
-            let value = outcome
-                .rows
-                .first()
-                .and_then(|row| row.values().next())
-                .cloned()
-                .unwrap_or(Value::Null);
-            let shard_max = match &value {
-                Value::Null => 0.0,
-                Value::Number(n) if !n.is_nan() => *n,
-                Value::String(s) => s.to_string_lossy().trim().parse::<f64>().map_err(|_| {
-                    Error::query(name, format!("MAX({column}) of {table} is not a number"))
-                })?,
-                _ => {
-                    return Err(Error::query(
-                        name,
-                        format!("MAX({column}) of {table} is not a number"),
-                    ))
-                }
-            };
-            max = max.max(shard_max);
+            if let Some(shard_max) = shard_maximum(name, shard, table, column).await? {
+                max = max.max(shard_max);
+            }
         }
         // Clamped to [0, 2^53], so the conversion is exact.
-        Ok(max.clamp(0.0, MAX_ID as f64).floor() as u64 + 1)
+        Ok(max.clamp(0, MAX_ID as i64) as u64 + 1)
     }
 
     /// Writes a row under `key`: `INSERT INTO table (columns…) VALUES (…)` with the object's
     /// fields in order (`DEFAULT VALUES` for an empty object), on the key's shard; an unmapped
     /// key is placed with the strategy and mapped (seed 004, "insertInto(String(id), …)").
-    /// Every numeric field raises the (table, field) sequence past it. Returns the shard.
+    /// Every numeric field, and every string field holding an integer (`"5"`), raises the
+    /// (table, field) sequence past it; the INSERT runs in a
+    /// transaction on the shard that commits after that, so an error leaves no row. Returns
+    /// the shard.
     ///
     /// # Errors
     /// [`Error::InvalidIdentifier`] for a bad table or field name (before anything runs),
@@ -486,10 +557,34 @@ impl Router {
             )
         };
         let params: Vec<Value> = values.values().cloned().collect();
-        shard.query(&sql, &params).await?;
-        for (column, value) in columns.iter().zip(values.values()) {
-            if let Value::Number(n) = value {
-                self.observe_id(table, column, *n).await?;
+        // One unit: the row is kept only when the sequences saw its ids, so a reported
+        // failure leaves nothing on the shard.
+        let mut unit = shard.begin().await?;
+        let written = async {
+            unit.query(&sql, &params).await?;
+            for (column, value) in columns.iter().zip(values.values()) {
+                // A number, or an integer written as a string (how an id past 2^53 is passed
+                // exactly; how a text id column holds its integers).
+                let seen = match value {
+                    Value::Number(n) => Some(*n),
+                    Value::String(text) => {
+                        text.to_string_lossy().parse::<i64>().ok().map(|i| i as f64)
+                    }
+                    _ => None,
+                };
+                if let Some(id) = seen {
+                    self.observe_id(table, column, id).await?;
+                }
+            }
+            Ok(())
+        }
+        .await;
+        match written {
+            Ok(()) => unit.commit().await?,
+            Err(error) => {
+                // A failed rollback still keeps nothing: the unit closes its connection.
+                let _ = unit.rollback().await;
+                return Err(error);
             }
         }
         Ok(name.to_string())
@@ -502,10 +597,49 @@ impl Router {
     /// [`Error::QueryFailed`], [`Error::CoordinatorUnavailable`], [`Error::ShardNotFound`] when
     /// the key is mapped to a shard no longer configured, [`Error::NoShards`].
     pub async fn first(&self, key: &str, sql: &str, params: &[Value]) -> Result<Option<Row>> {
+        Ok(self
+            .query_routed(key, sql, params)
+            .await?
+            .and_then(first_row))
+    }
+
+    /// What `sql` returns on `key`'s shard, integers exact; `None` when the key is unmapped.
+    pub(crate) async fn query_routed(
+        &self,
+        key: &str,
+        sql: &str,
+        params: &[Value],
+    ) -> Result<Option<Outcome>> {
         match self.route_read(key).await? {
-            Some(shard) => Ok(first_row(shard.query(sql, params).await?)),
+            Some(shard) => Ok(Some(shard.query(sql, params).await?)),
             None => Ok(None),
         }
+    }
+
+    /// What `sql` returns on the named shard, integers exact.
+    pub(crate) async fn query_shard(
+        &self,
+        shard: &str,
+        sql: &str,
+        params: &[Value],
+    ) -> Result<Outcome> {
+        self.shard(shard)?.query(sql, params).await
+    }
+
+    /// What `sql` returns on every shard, in configuration order, integers exact.
+    pub(crate) async fn query_all_shards(
+        &self,
+        sql: &str,
+        params: &[Value],
+    ) -> Result<Vec<Outcome>> {
+        if self.shards.is_empty() {
+            return Err(Error::NoShards);
+        }
+        let mut outcomes = Vec::with_capacity(self.shards.len());
+        for shard in self.shards.values() {
+            outcomes.push(shard.query(sql, params).await?);
+        }
+        Ok(outcomes)
     }
 
     /// Every row `sql` returns on `key`'s shard; empty when the key is unmapped (no mapping is
@@ -514,10 +648,11 @@ impl Router {
     /// # Errors
     /// As [`Router::first`].
     pub async fn all(&self, key: &str, sql: &str, params: &[Value]) -> Result<Vec<Row>> {
-        match self.route_read(key).await? {
-            Some(shard) => Ok(shard.query(sql, params).await?.rows),
-            None => Ok(Vec::new()),
-        }
+        Ok(self
+            .query_routed(key, sql, params)
+            .await?
+            .map(|outcome| outcome.rows())
+            .unwrap_or_default())
     }
 
     /// Runs a write on `key`'s shard (an unmapped key is placed with the strategy and mapped);
@@ -540,7 +675,7 @@ impl Router {
         sql: &str,
         params: &[Value],
     ) -> Result<Option<Row>> {
-        Ok(first_row(self.shard(shard)?.query(sql, params).await?))
+        Ok(first_row(self.query_shard(shard, sql, params).await?))
     }
 
     /// Every row `sql` returns on the named shard.
@@ -548,7 +683,7 @@ impl Router {
     /// # Errors
     /// As [`Router::first_shard`].
     pub async fn all_shard(&self, shard: &str, sql: &str, params: &[Value]) -> Result<Vec<Row>> {
-        Ok(self.shard(shard)?.query(sql, params).await?.rows)
+        Ok(self.query_shard(shard, sql, params).await?.rows())
     }
 
     /// Runs one statement on the named shard; returns the rows affected. Not parsed: ids it
@@ -565,14 +700,12 @@ impl Router {
     /// # Errors
     /// [`Error::NoShards`]; [`Error::QueryFailed`] naming the first shard that fails.
     pub async fn all_shards(&self, sql: &str, params: &[Value]) -> Result<Vec<Row>> {
-        if self.shards.is_empty() {
-            return Err(Error::NoShards);
-        }
-        let mut rows = Vec::new();
-        for shard in self.shards.values() {
-            rows.extend(shard.query(sql, params).await?.rows);
-        }
-        Ok(rows)
+        Ok(self
+            .query_all_shards(sql, params)
+            .await?
+            .iter()
+            .flat_map(Outcome::rows)
+            .collect())
     }
 
     /// Runs a script of one or more statements without parameters (e.g. DDL) on every shard,
@@ -594,59 +727,138 @@ impl Router {
 }
 
 fn first_row(outcome: Outcome) -> Option<Row> {
-    outcome.rows.into_iter().next()
+    outcome.rows().into_iter().next()
 }
 
-/// The text a generated id is mapped under: `String(id)` in JavaScript terms.
-pub(crate) fn key_text(id: &Value) -> String {
-    match id {
-        Value::String(s) => s.to_string_lossy(),
-        other => crate::text::to_text(other),
-    }
-}
-
-fn read_generated_id(
-    shard: &str,
-    outcome: &Outcome,
-    returning: bool,
-    id_column: Option<&str>,
-) -> Result<Value> {
-    let unavailable = |reason: String| Error::GeneratedKeyUnavailable {
-        shard: shard.to_string(),
-        reason,
+/// The largest value of `column` in `table` on one shard, rounded down to an integer; `None`
+/// for an empty table or a column of NULLs.
+///
+/// Numbers compare as numbers. A column holding text (a SQLite TEXT value, a PostgreSQL
+/// `text`/`varchar` column) is compared numerically when every value is an integer written in
+/// decimal digits (an optional `-` first); otherwise it has no numeric maximum. Never a text
+/// comparison, where `'99'` sorts after `'500'`.
+///
+/// # Errors
+/// [`Error::QueryFailed`] naming the column when a value is not an integer (text) or not a
+/// number (another type), or the query fails.
+async fn shard_maximum(
+    name: &str,
+    shard: &Shard,
+    table: &str,
+    column: &str,
+) -> Result<Option<i64>> {
+    let dialect = shard.dialect();
+    let (t, c) = (
+        quote_identifier(table, dialect),
+        quote_identifier(column, dialect),
+    );
+    let not_a_number = |what: &str| {
+        Error::query(
+            name,
+            format!("MAX({column}) of {table}: the column {column} holds {what}, so it has no numeric maximum"),
+        )
     };
-    if let (true, Some(row)) = (returning, outcome.rows.first()) {
-        let wanted: Vec<&str> = match id_column {
-            Some(column) => vec![column],
-            None => ID_COLUMNS.to_vec(),
-        };
-        let found = wanted.iter().find_map(|want| {
-            row.iter()
-                .find(|(name, _)| name.eq_str(want))
-                .or_else(|| {
-                    row.iter()
-                        .find(|(name, _)| name.to_string_lossy().eq_ignore_ascii_case(want))
-                })
-                .map(|(name, value)| (name.to_string_lossy(), value))
+    let outcome = shard
+        .query(&format!("SELECT MAX({c}) AS max_id FROM {t}"), &[])
+        .await?;
+    let cell = outcome.cells.first().and_then(|row| row.first()).cloned();
+    let cell = match cell {
+        Some(Cell::Other(Value::String(_))) => {
+            // Text sorts after every number (SQLite) or the whole column is text
+            // (PostgreSQL): take the maximum over the integer texts, refusing any other text.
+            let integer_text = match dialect {
+                Dialect::Sqlite => format!(
+                    "(typeof({c}) = 'text' AND ((({c}) GLOB '[0-9]*' AND ({c}) NOT GLOB '*[^0-9]*') \
+                     OR (({c}) GLOB '-[0-9]*' AND substr({c}, 2) NOT GLOB '*[^0-9]*')))"
+                ),
+                Dialect::Postgres => format!("(({c})::text ~ '^-?[0-9]+$')"),
+            };
+            let numeric = match dialect {
+                Dialect::Sqlite => format!(
+                    "CASE WHEN {integer_text} THEN CAST({c} AS INTEGER) \
+                     WHEN typeof({c}) IN ('integer', 'real') THEN {c} END"
+                ),
+                Dialect::Postgres => {
+                    format!("CASE WHEN {integer_text} THEN ({c})::text::numeric END")
+                }
+            };
+            let sql = format!(
+                "SELECT MAX({numeric}) AS max_id, \
+                 COUNT(CASE WHEN {c} IS NOT NULL AND NOT ({numeric}) IS NOT NULL THEN 1 END) AS not_integer \
+                 FROM {t}"
+            );
+            let outcome = shard.query(&sql, &[]).await?;
+            let row = outcome.cells.first();
+            if let Some(Cell::Integer(n)) = row.and_then(|r| r.get(1)) {
+                if *n > 0 {
+                    return Err(not_a_number(&format!("{n} value(s) that are not integers")));
+                }
+            }
+            row.and_then(|r| r.first()).cloned()
+        }
+        other => other,
+    };
+    match cell {
+        None | Some(Cell::Other(Value::Null)) => Ok(None),
+        Some(Cell::Integer(i)) => Ok(Some(i)),
+        Some(Cell::Numeric(d)) => Ok(Some(d.floor().to_i64().unwrap_or(
+            if d.is_sign_negative() {
+                i64::MIN
+            } else {
+                i64::MAX
+            },
+        ))),
+        // `as` saturates, and every double at or past 2^63 is past the id limit anyway.
+        Some(Cell::Other(Value::Number(n))) if !n.is_nan() => Ok(Some(n.floor() as i64)),
+        Some(Cell::Other(other)) => Err(not_a_number(&crate::text::to_text(&other))),
+    }
+}
+
+/// Where an insert's unit stands once the statement ran and its ids were read.
+enum Step {
+    /// Every id is mapped to the shard; the keys this insert mapped (to undo if the commit
+    /// fails).
+    Mapped(InsertResult, Vec<String>),
+    /// `id` is mapped to `mapped_to`, another shard; nothing was mapped.
+    Collision { id: GeneratedId, mapped_to: String },
+}
+
+/// Checks, on the unit's connection, that `table` has a column `column` (as the backend
+/// resolves the unquoted names).
+///
+/// # Errors
+/// [`Error::InvalidIdentifier`] naming the table and column when there is no such column
+/// (or table); [`Error::QueryFailed`] when the check itself fails.
+async fn verify_column(
+    unit: &mut Unit,
+    shard: &str,
+    dialect: Dialect,
+    table: &str,
+    column: &str,
+) -> Result<()> {
+    let (sql, params) = match dialect {
+        Dialect::Sqlite => {
+            let (schema, name) = table.rsplit_once('.').unwrap_or(("main", table));
+            (
+                "SELECT 1 FROM pragma_table_info(?, ?) WHERE name = ? COLLATE NOCASE",
+                vec![Value::from(name), Value::from(schema), Value::from(column)],
+            )
+        }
+        Dialect::Postgres => (
+            "SELECT 1 FROM pg_attribute WHERE attrelid = to_regclass(?) \
+             AND attname = ? AND attnum > 0 AND NOT attisdropped",
+            vec![
+                Value::from(quote_identifier(table, dialect)),
+                Value::from(column.to_ascii_lowercase()),
+            ],
+        ),
+    };
+    let found = unit.query(sql, &params).await?;
+    if found.cells.is_empty() {
+        return Err(Error::InvalidIdentifier {
+            identifier: column.to_string(),
+            reason: format!("table {table} on shard {shard} has no column {column}"),
         });
-        return match found {
-            Some((_, value @ Value::Number(n))) if n.is_finite() => Ok(value.clone()),
-            Some((_, value @ Value::String(_))) => Ok(value.clone()),
-            Some((name, value)) => Err(unavailable(format!(
-                "the RETURNING column {name} holds {}, not a number or string",
-                crate::text::to_text(value)
-            ))),
-            None => Err(unavailable(match id_column {
-                Some(column) => format!("the RETURNING row has no column {column}"),
-                None => "the RETURNING row has no id, rowid, lastInsertId, last_row_id or insertId column; name the key column with id_column".to_string(),
-            })),
-        };
     }
-    match outcome.inserted_rowid {
-        Some(rowid) => Ok(Value::Number(rowid as f64)),
-        None => Err(unavailable(
-            "the statement returned no row and inserted no row with a new rowid; add RETURNING with the key column"
-                .to_string(),
-        )),
-    }
+    Ok(())
 }

@@ -10,7 +10,8 @@ use indexa_shard::{Config, InsertOptions, Router};
 
 scenarios_on!(Postgres);
 
-/// PostgreSQL has no last-insert id: without RETURNING there is no id, and the row stays.
+/// PostgreSQL has no last-insert id: without RETURNING there is no id, and the statement is
+/// rolled back.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn no_returning_has_no_id() {
     let Some(c) = cluster(Kind::Postgres, Setup::default()).await else {
@@ -28,7 +29,7 @@ async fn no_returning_has_no_id() {
         .await
         .unwrap_err();
     assert_eq!(err.code(), "GENERATED_KEY_UNAVAILABLE");
-    assert_eq!(c.user_names("db-a").await, vec![s("Ada")]);
+    assert_eq!(c.user_names("db-a").await, Vec::<indexa::Value>::new());
 }
 
 /// Parameters take the type the server reports: `5` binds to INT2/INT4/INT8/NUMERIC/TEXT/FLOAT;
@@ -155,4 +156,72 @@ async fn unreachable_shard_fails_seeding() {
     let err = router.next_id("t", &Default::default()).await.unwrap_err();
     assert_eq!(err.code(), "QUERY_FAILED");
     assert_eq!(err.shard(), Some("down"));
+}
+
+/// Issue 18, item 6's kind: a failure after the INSERT ran — here the catalog's sequence
+/// table is gone when the seen id would raise it — is reported and leaves nothing on the
+/// shard and no mapping, for `insert_shard` with a table and for `insert_into`.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn catalog_failure_after_insert_keeps_nothing() {
+    let Some(c) = cluster(
+        Kind::Postgres,
+        Setup {
+            coordinator: true,
+            ..Default::default()
+        },
+    )
+    .await
+    else {
+        return;
+    };
+    c.create_auto_users().await;
+    // Seed the sequence, then take its table away.
+    assert_eq!(
+        c.router
+            .next_id("auto_users", &Default::default())
+            .await
+            .unwrap(),
+        1
+    );
+    let (client, connection) = tokio_postgres::connect(&c.catalog_url, tokio_postgres::NoTls)
+        .await
+        .unwrap();
+    let task = tokio::spawn(connection);
+    client
+        .batch_execute("ALTER TABLE indexa_shard_sequence RENAME TO gone")
+        .await
+        .unwrap();
+    let options = InsertOptions {
+        table: Some("auto_users".into()),
+        ..Default::default()
+    };
+    let err = c
+        .router
+        .insert_shard(
+            "db-a",
+            "INSERT INTO auto_users (id, name) VALUES (5, 'Ada') RETURNING id",
+            &[],
+            &options,
+        )
+        .await
+        .unwrap_err();
+    assert_eq!(err.code(), "COORDINATOR_UNAVAILABLE");
+    assert_eq!(c.user_names("db-a").await, Vec::<indexa::Value>::new());
+    assert_eq!(c.router.shard_of("5").await.unwrap(), None);
+
+    let row = common::obj(&[("id", num(6.0)), ("name", s("Grace"))]);
+    let err = c
+        .router
+        .insert_into("6", "auto_users", &row)
+        .await
+        .unwrap_err();
+    assert_eq!(err.code(), "COORDINATOR_UNAVAILABLE");
+    let everywhere = c
+        .router
+        .all_shards("SELECT name FROM auto_users", &[])
+        .await
+        .unwrap();
+    assert!(everywhere.is_empty(), "{everywhere:?}");
+    drop(client);
+    let _ = task.await;
 }

@@ -28,7 +28,7 @@ async fn rowid_of_a_plain_insert() {
         .insert(sql, &params, &InsertOptions::default())
         .await
         .unwrap();
-    assert_eq!(created.generated_id, num(1.0));
+    assert_eq!(created.generated_id, common::int(1));
     assert_eq!(created.rows_affected, 1);
     // id_column has no effect without RETURNING.
     let options = InsertOptions {
@@ -37,14 +37,10 @@ async fn rowid_of_a_plain_insert() {
     };
     let params = [s("Grace"), s("grace@example.com"), num(1.0)];
     let created = c.router.insert(sql, &params, &options).await.unwrap();
-    assert_eq!(created.generated_id, num(2.0));
+    assert_eq!(created.generated_id, common::int(2));
     let row = c
         .router
-        .first(
-            "2",
-            "SELECT name FROM auto_users WHERE id = ?",
-            &[created.generated_id],
-        )
+        .first("2", "SELECT name FROM auto_users WHERE id = ?", &[num(2.0)])
         .await
         .unwrap()
         .unwrap();
@@ -63,7 +59,7 @@ async fn ignored_insert_has_no_id() {
         .insert_shard("db-a", sql, &[s("Ada"), s("a@x")], &none)
         .await
         .unwrap();
-    assert_eq!(created.generated_id, num(1.0));
+    assert_eq!(created.generated_id, common::int(1));
     let err = c
         .router
         .insert_shard("db-a", sql, &[s("Ada again"), s("a@x")], &none)
@@ -85,7 +81,8 @@ async fn ignored_insert_has_no_id() {
     assert_eq!(err.code(), "GENERATED_KEY_UNAVAILABLE");
 }
 
-/// A WITHOUT ROWID table gets no rowid: no id without RETURNING, the key with it.
+/// A WITHOUT ROWID table gets no rowid: no id without RETURNING (and no row kept), the key
+/// with it.
 #[tokio::test]
 async fn without_rowid_table_has_no_rowid() {
     let c = cluster(Kind::Sqlite, Setup::default()).await.unwrap();
@@ -115,19 +112,13 @@ async fn without_rowid_table_has_no_rowid() {
         .await
         .unwrap_err();
     assert_eq!(err.code(), "GENERATED_KEY_UNAVAILABLE");
-    assert_eq!(
-        c.router
-            .run_shard("db-a", "SELECT * FROM kv", &[])
-            .await
-            .unwrap(),
-        0
-    );
+    // The refused statement is rolled back: nothing of it stays.
     let rows = c
         .router
         .all_shard("db-a", "SELECT k FROM kv", &[])
         .await
         .unwrap();
-    assert_eq!(rows.len(), 1);
+    assert_eq!(rows.len(), 0);
     let options = InsertOptions {
         id_column: Some("k".into()),
         ..Default::default()
@@ -142,7 +133,7 @@ async fn without_rowid_table_has_no_rowid() {
         )
         .await
         .unwrap();
-    assert_eq!(created.generated_id, s("c"));
+    assert_eq!(created.generated_id, common::text("c"));
 }
 
 /// An UPDATE run through insert inserts no row: no id.
@@ -353,4 +344,114 @@ async fn random_placement() {
     used.sort();
     // Both shards are chosen with probability 1 - 2^-39.
     assert_eq!(used, ["db-a", "db-b"]);
+}
+
+/// Issue 18, item 3: SQLite's double-quoted-string fallback is off on the router's
+/// connections, so `"name"` naming no column is an error, never the text `'name'` (which made
+/// `DELETE FROM "items" WHERE "id" = ?` match every row of a table without `id`).
+#[tokio::test]
+async fn double_quoted_strings_are_identifiers_only() {
+    let c = cluster(Kind::Sqlite, Setup::default()).await.unwrap();
+    c.router
+        .exec_all("CREATE TABLE items (item_id INTEGER PRIMARY KEY, label TEXT); INSERT INTO items (label) VALUES ('a'), ('b')")
+        .await
+        .unwrap();
+    let err = c
+        .router
+        .run_shard("db-a", "DELETE FROM \"items\" WHERE \"id\" = 'id'", &[])
+        .await
+        .unwrap_err();
+    assert_eq!(err.code(), "QUERY_FAILED");
+    assert!(err.to_string().contains("no such column"), "{err}");
+    let err = c
+        .router
+        .exec_all("CREATE INDEX items_x ON items (\"nope\")")
+        .await
+        .unwrap_err();
+    assert_eq!(err.code(), "QUERY_FAILED");
+    assert_eq!(
+        c.router
+            .all_shard("db-a", "SELECT label FROM items", &[])
+            .await
+            .unwrap()
+            .len(),
+        2
+    );
+}
+
+/// Issue 18, item 5 on SQLite's mixed storage classes: in a column without a type, text
+/// sorts after every number, so `MAX` picks `'99'` over 1000; the router compares them as
+/// numbers.
+#[tokio::test]
+async fn mixed_storage_classes_compare_as_numbers() {
+    let c = cluster(Kind::Sqlite, Setup::default()).await.unwrap();
+    c.router.exec_all("CREATE TABLE t (n)").await.unwrap();
+    c.router
+        .run_shard(
+            "db-a",
+            "INSERT INTO t (n) VALUES (1000), ('99'), (2.5), (NULL)",
+            &[],
+        )
+        .await
+        .unwrap();
+    let options = indexa_shard::NextIdOptions {
+        column: Some("n".into()),
+        min: None,
+    };
+    assert_eq!(c.router.next_id("t", &options).await.unwrap(), 1001);
+    c.router
+        .run_shard("db-b", "INSERT INTO t (n) VALUES (x'01')", &[])
+        .await
+        .unwrap();
+    let err = c.router.next_id("t", &options).await.unwrap_err();
+    assert_eq!(err.code(), "QUERY_FAILED");
+    assert_eq!(err.shard(), Some("db-b"));
+}
+
+/// Issue 18, item 1 on SQLite's last-insert rowid: a rowid above 2^53 (no RETURNING) is
+/// read, mapped and refused exactly.
+#[tokio::test]
+async fn rowid_above_two_pow_53_is_exact() {
+    let c = cluster(Kind::Sqlite, Setup::default()).await.unwrap();
+    c.router
+        .exec_all("CREATE TABLE big (id INTEGER PRIMARY KEY, name TEXT); INSERT INTO big (id, name) VALUES (9007199254740992, 'seed')")
+        .await
+        .unwrap();
+    let plain = "INSERT INTO big (name) VALUES (?)";
+    let options = InsertOptions {
+        table: Some("big".into()),
+        ..Default::default()
+    };
+    let a = c
+        .router
+        .insert_shard("db-a", plain, &[s("a")], &options)
+        .await
+        .unwrap();
+    assert_eq!(a.generated_id, common::int(9_007_199_254_740_993));
+    assert_eq!(
+        c.router
+            .shard_of("9007199254740993")
+            .await
+            .unwrap()
+            .as_deref(),
+        Some("db-a")
+    );
+    assert_eq!(c.router.shard_of("9007199254740992").await.unwrap(), None);
+    let err = c
+        .router
+        .insert_shard("db-b", plain, &[s("b")], &options)
+        .await
+        .unwrap_err();
+    assert_eq!(err.code(), "GENERATED_KEY_COLLISION");
+    assert_eq!(err.id(), Some(&common::int(9_007_199_254_740_993)));
+    assert_eq!(err.row_removed(), Some(true));
+    let names: Vec<_> = c
+        .router
+        .all_shard("db-b", "SELECT name FROM big ORDER BY id", &[])
+        .await
+        .unwrap()
+        .iter()
+        .map(|row| common::field(row, "name"))
+        .collect();
+    assert_eq!(names, vec![s("seed")]);
 }

@@ -125,6 +125,13 @@ impl Factory {
         &self.dir
     }
 
+    /// The SQLite file that holds (or would hold) database `name`: the data directory joined
+    /// with the file name described in `docs/format.md` ("File names"). For tools that work
+    /// on the file itself (integrity checks, backups, vacuum); the file may not exist.
+    pub fn database_path(&self, name: &str) -> PathBuf {
+        self.path_for(name)
+    }
+
     fn path_for(&self, name: &str) -> PathBuf {
         self.dir.join(file_name_for(name))
     }

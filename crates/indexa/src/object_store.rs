@@ -7,6 +7,7 @@ use crate::error::{Error, Result};
 use crate::index::{index_keys, Index};
 use crate::key::Key;
 use crate::key_encoding::{decode_key, encode_key};
+use crate::key_generator::KeyGenerator;
 use crate::key_path::{
     check_that_a_key_could_be_injected_into_a_value, extract_key_from_value_using_key_path,
     inject_key_into_value_using_key_path, KeyPath, KeyPathExtraction,
@@ -481,6 +482,30 @@ impl<'t> ObjectStore<'t> {
     }
 
     // ---- versionchange ----
+
+    /// Sets the key generator's current number (the next generated key); upgrade only. Not
+    /// in the spec's API: it lets a restore give a store back the generator state it had,
+    /// which may lie above every key the store still holds (records deleted after their keys
+    /// were generated).
+    ///
+    /// # Errors
+    /// [`Error::InvalidState`] outside an upgrade, if the store was deleted or has no key
+    /// generator; [`Error::TransactionInactive`]; [`Error::Data`] unless
+    /// `1 <= current_number <= 2^53 + 1`.
+    pub fn set_current_number(&self, current_number: u64) -> Result<()> {
+        self.tx.check_upgrade()?;
+        if !self.auto_increment()? {
+            return Err(Error::InvalidState(
+                "the object store has no key generator".into(),
+            ));
+        }
+        let generator = KeyGenerator::with_current_number(current_number)
+            .map_err(|e| Error::Data(e.message().to_owned()))?;
+        // Read first, so the transaction knows the stored number and marks the change.
+        self.tx.key_generator(self.id)?;
+        self.tx.set_key_generator(self.id, generator);
+        Ok(())
+    }
 
     /// Renames the store (setting `IDBObjectStore.name`); upgrade only. Renaming to the
     /// current name does nothing.

@@ -141,15 +141,17 @@ pub fn write_value(value: &Value, out: &mut String) {
 /// `$structuredClone` tag, so the name never appears in text.
 pub const STRUCTURED_CLONE_FIELD: &str = "\u{0}v8";
 
-/// An object whose last member is [`STRUCTURED_CLONE_FIELD`] holding binary data, split into
-/// the object without it and the serialization.
+/// An object with a [`STRUCTURED_CLONE_FIELD`] member holding binary data (wherever it is: a
+/// key generator appends the generated key after it), split into the object without it and
+/// the serialization.
 fn split_structured_clone(map: &Object) -> Option<(Value, &Value)> {
-    let (name, serialized) = map.last()?;
-    if *name != STRUCTURED_CLONE_FIELD || !matches!(serialized, Value::Binary(_)) {
+    let field = Utf16String::from(STRUCTURED_CLONE_FIELD);
+    let serialized = map.get(&field)?;
+    if !matches!(serialized, Value::Binary(_)) {
         return None;
     }
     let mut value = map.clone();
-    value.pop();
+    value.shift_remove(&field);
     Some((Value::Object(value), serialized))
 }
 
@@ -890,13 +892,26 @@ mod tests {
             (STRUCTURED_CLONE_FIELD, Value::Binary(vec![1])),
         ]);
         assert_eq!(parse_value(&text(&tagged)).unwrap(), tagged);
-        // The field anywhere but last, or not binary, is written as it is.
-        let not_last = obj(&[
+        // Wherever the member is (a generated key comes after it), the same tag; read back,
+        // the member comes last.
+        let first = obj(&[
             (STRUCTURED_CLONE_FIELD, Value::Binary(vec![1])),
             ("a", 1.into()),
         ]);
-        assert_eq!(text(&not_last), r#"{"\u0000v8":{"$binary":"AQ=="},"a":1}"#);
-        assert_eq!(parse_value(&text(&not_last)).unwrap(), not_last);
+        assert_eq!(
+            text(&first),
+            r#"{"$structuredClone":{"value":{"a":1},"serialized":{"$binary":"AQ=="}}}"#
+        );
+        let Value::Object(back) = parse_value(&text(&first)).unwrap() else {
+            panic!("an object")
+        };
+        assert_eq!(
+            back.keys()
+                .map(|k| k.to_string().unwrap())
+                .collect::<Vec<_>>(),
+            ["a", STRUCTURED_CLONE_FIELD]
+        );
+        // Not binary: written as it is.
         let not_binary = obj(&[(STRUCTURED_CLONE_FIELD, 1.into())]);
         assert_eq!(text(&not_binary), r#"{"\u0000v8":1}"#);
         // User data with a lone `$structuredClone` member is wrapped in `$object`.

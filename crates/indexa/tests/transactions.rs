@@ -680,3 +680,46 @@ fn an_aborted_begin_upgrade_leaves_the_database_as_before() {
     tx.commit().unwrap();
     assert_eq!(db.version(), 3);
 }
+
+#[test]
+fn set_current_number_restores_a_generator_in_an_upgrade_only() {
+    let factory = Factory::temporary().unwrap();
+    let db = factory
+        .open("g", Some(1), |tx, _, _| {
+            let s = tx.create_object_store("auto", None, true)?;
+            s.set_current_number(42)?;
+            assert_eq!(s.current_number()?, Some(42));
+            let plain = tx.create_object_store("plain", None, false)?;
+            assert_eq!(
+                plain.set_current_number(5).unwrap_err().name(),
+                "InvalidStateError"
+            );
+            assert_eq!(s.set_current_number(0).unwrap_err().name(), "DataError");
+            assert_eq!(
+                s.set_current_number(indexa::MAX_GENERATED_KEY + 2)
+                    .unwrap_err()
+                    .name(),
+                "DataError"
+            );
+            Ok(())
+        })
+        .unwrap();
+    let tx = db
+        .transaction(&["auto"], TransactionMode::ReadWrite)
+        .unwrap();
+    let s = tx.object_store("auto").unwrap();
+    assert_eq!(
+        s.set_current_number(7).unwrap_err().name(),
+        "InvalidStateError"
+    );
+    // The number committed with the upgrade: the next generated key is 42.
+    assert_eq!(s.add(Value::Null, None).unwrap(), Key::Number(42.0));
+    tx.commit().unwrap();
+    let path = factory.database_path("g");
+    assert_eq!(path, factory.dir().join("db-g.indexa"));
+    assert!(path.is_file());
+    assert_eq!(
+        factory.database_path("a/b"),
+        factory.dir().join("db-a%2Fb.indexa")
+    );
+}

@@ -9,10 +9,14 @@ use crate::config::Location;
 use crate::error::Result;
 use crate::sql::Dialect;
 
-pub(crate) use postgres::{pg_message, pg_pool, PgShard};
-pub(crate) use sqlite::{open_sqlite, with_sqlite, SqliteShard};
+pub(crate) use postgres::{pg_message, pg_pool, PgShard, PgUnit};
+pub(crate) use sqlite::{open_sqlite, with_sqlite, SqliteShard, SqliteUnit};
 
 /// One result row: column name → value, in the column order of the result.
+///
+/// A row holds JavaScript values, so an integer beyond 2^53 is the nearest double here; the
+/// generated ids ([`crate::GeneratedId`]) and the `indexa shard` output keep every integer
+/// exact.
 ///
 /// Columns map to values as issue 5 lists: integers and reals (and PostgreSQL numerics) →
 /// [`Value::Number`], text → [`Value::String`], booleans → [`Value::Bool`], blobs/bytea →
@@ -20,17 +24,66 @@ pub(crate) use sqlite::{open_sqlite, with_sqlite, SqliteShard};
 /// strings. When two columns share a name, the later value wins at the first one's position.
 pub type Row = indexa::Object;
 
+/// One result value with integers kept exact: a generated id or a maximum is read from these,
+/// never from a rounded [`Value::Number`].
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) enum Cell {
+    /// A SQLite INTEGER, a PostgreSQL `int2`/`int4`/`int8`/`oid`.
+    Integer(i64),
+    /// A PostgreSQL `numeric`.
+    Numeric(rust_decimal::Decimal),
+    /// Anything else, as the row holds it.
+    Other(Value),
+}
+
+impl Cell {
+    /// The value a row shows (integers beyond 2^53 rounded, as a JavaScript number holds them).
+    pub(crate) fn to_value(&self) -> Value {
+        use rust_decimal::prelude::ToPrimitive;
+        match self {
+            Cell::Integer(i) => Value::Number(*i as f64),
+            Cell::Numeric(d) => d.to_f64().map_or(Value::Null, Value::Number),
+            Cell::Other(value) => value.clone(),
+        }
+    }
+}
+
 /// What a statement produced.
 #[derive(Debug, Default)]
 pub(crate) struct Outcome {
-    /// The rows it returned (a SELECT's rows or a RETURNING clause's rows).
-    pub rows: Vec<Row>,
+    /// The result column names, in result order.
+    pub columns: Vec<indexa::Utf16String>,
+    /// The rows it returned (a SELECT's rows or a RETURNING clause's rows), one cell per column.
+    pub cells: Vec<Vec<Cell>>,
     /// Rows inserted, updated or deleted (for a statement that returns rows on PostgreSQL: the
     /// number of rows returned).
     pub rows_affected: u64,
     /// SQLite's last-insert rowid, only when this statement really inserted a row that got a new
     /// rowid.
     pub inserted_rowid: Option<i64>,
+}
+
+impl Outcome {
+    /// The rows as objects: column name → value, in result order (a later column of the same
+    /// name wins at the first one's position).
+    pub(crate) fn rows(&self) -> Vec<Row> {
+        self.cells
+            .iter()
+            .map(|cells| {
+                let mut row = Row::with_capacity_and_hasher(cells.len(), Default::default());
+                for (name, cell) in self.columns.iter().zip(cells) {
+                    row.insert(name.clone(), cell.to_value());
+                }
+                row
+            })
+            .collect()
+    }
+
+    /// The cell of the last column named `name` in row `row`, if there is one.
+    pub(crate) fn cell(&self, row: usize, name: &indexa::Utf16String) -> Option<&Cell> {
+        let index = self.columns.iter().rposition(|c| c == name)?;
+        self.cells.get(row)?.get(index)
+    }
 }
 
 /// A configured shard.
@@ -69,6 +122,61 @@ impl Shard {
         match self {
             Shard::Sqlite(shard) => shard.execute_batch(sql).await,
             Shard::Postgres(shard) => shard.execute_batch(sql).await,
+        }
+    }
+
+    /// Opens a transaction on one connection of the shard: statements run through the
+    /// [`Unit`] see each other's writes, and nothing is kept unless it is committed.
+    pub(crate) async fn begin(&self) -> Result<Unit> {
+        match self {
+            Shard::Sqlite(shard) => Ok(Unit::Sqlite(shard.begin().await?)),
+            Shard::Postgres(shard) => Ok(Unit::Postgres(Box::new(shard.begin().await?))),
+        }
+    }
+}
+
+/// A transaction on one shard connection. Dropped without [`Unit::commit`], it is rolled back
+/// (a PostgreSQL connection is closed instead of returned to its pool).
+pub(crate) enum Unit {
+    Sqlite(SqliteUnit),
+    Postgres(Box<PgUnit>),
+}
+
+impl Unit {
+    /// Runs one statement inside the transaction.
+    pub(crate) async fn query(&mut self, sql: &str, params: &[Value]) -> Result<Outcome> {
+        match self {
+            Unit::Sqlite(unit) => unit.query(sql, params).await,
+            Unit::Postgres(unit) => unit.query(sql, params).await,
+        }
+    }
+
+    /// Runs a parameterless control statement (`SAVEPOINT`, `ROLLBACK TO`, …).
+    pub(crate) async fn execute(&mut self, sql: &str) -> Result<()> {
+        match self {
+            Unit::Sqlite(unit) => unit.execute(sql).await,
+            Unit::Postgres(unit) => unit.execute(sql).await,
+        }
+    }
+
+    /// Commits the transaction.
+    pub(crate) async fn commit(mut self) -> Result<()> {
+        self.execute("COMMIT").await?;
+        self.finish();
+        Ok(())
+    }
+
+    /// Rolls the transaction back.
+    pub(crate) async fn rollback(mut self) -> Result<()> {
+        self.execute("ROLLBACK").await?;
+        self.finish();
+        Ok(())
+    }
+
+    fn finish(&mut self) {
+        match self {
+            Unit::Sqlite(unit) => unit.finished = true,
+            Unit::Postgres(unit) => unit.finished = true,
         }
     }
 }

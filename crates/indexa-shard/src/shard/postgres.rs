@@ -8,12 +8,11 @@ use std::error::Error as StdError;
 
 use deadpool_postgres::{Manager, ManagerConfig, Pool, RecyclingMethod};
 use indexa::{Utf16String, Value};
-use rust_decimal::prelude::ToPrimitive;
 use rust_decimal::Decimal;
 use tokio_postgres::types::{to_sql_checked, IsNull, ToSql, Type};
 
 use super::sqlite::exact_i64;
-use super::{from_epoch_ms, iso_utc, Outcome, Row};
+use super::{from_epoch_ms, iso_utc, Cell, Outcome};
 use crate::error::{Error, Result};
 use crate::sql::rewrite_placeholders;
 
@@ -76,77 +75,133 @@ impl PgShard {
     }
 
     pub(crate) async fn query(&self, sql: &str, params: &[Value]) -> Result<Outcome> {
-        let (sql, _) = rewrite_placeholders(sql);
         let client = self.pool.get().await.map_err(|e| self.fail(&e))?;
-        let statement = client
-            .prepare_cached(&sql)
-            .await
-            .map_err(|e| self.fail(&e))?;
-        let types = statement.params();
-        if types.len() != params.len() {
-            return Err(Error::query(
-                &self.name,
-                format!(
-                    "the statement has {} placeholder(s) but {} parameter(s) were given",
-                    types.len(),
-                    params.len()
-                ),
-            ));
-        }
-        let bound = params
-            .iter()
-            .zip(types)
-            .enumerate()
-            .map(|(i, (value, ty))| {
-                PgParam::convert(value, ty).map_err(|message| {
-                    Error::query(&self.name, format!("parameter {}: {message}", i + 1))
-                })
-            })
-            .collect::<Result<Vec<_>>>()?;
-        let refs: Vec<&(dyn ToSql + Sync)> =
-            bound.iter().map(|p| p as &(dyn ToSql + Sync)).collect();
-        if statement.columns().is_empty() {
-            let rows_affected = client
-                .execute(&statement, &refs)
-                .await
-                .map_err(|e| self.fail(&e))?;
-            return Ok(Outcome {
-                rows: Vec::new(),
-                rows_affected,
-                inserted_rowid: None,
-            });
-        }
-        let rows = client
-            .query(&statement, &refs)
-            .await
-            .map_err(|e| self.fail(&e))?;
-        let names: Vec<Utf16String> = statement
-            .columns()
-            .iter()
-            .map(|c| Utf16String::from(c.name()))
-            .collect();
-        let mut out = Vec::with_capacity(rows.len());
-        for row in &rows {
-            let mut object = Row::with_capacity_and_hasher(names.len(), Default::default());
-            for (i, (name, column)) in names.iter().zip(row.columns()).enumerate() {
-                let value = column_value(row, i, column.type_()).map_err(|message| {
-                    Error::query(&self.name, format!("column {}: {message}", column.name()))
-                })?;
-                object.insert(name.clone(), value);
-            }
-            out.push(object);
-        }
-        Ok(Outcome {
-            rows_affected: out.len() as u64,
-            rows: out,
-            inserted_rowid: None,
-        })
+        query_on(&self.name, &client, sql, params).await
     }
 
     pub(crate) async fn execute_batch(&self, sql: &str) -> Result<()> {
         let client = self.pool.get().await.map_err(|e| self.fail(&e))?;
         client.batch_execute(sql).await.map_err(|e| self.fail(&e))
     }
+
+    /// Starts a unit: `BEGIN` on a pooled connection that the unit keeps to itself.
+    pub(crate) async fn begin(&self) -> Result<PgUnit> {
+        let client = self.pool.get().await.map_err(|e| self.fail(&e))?;
+        client
+            .batch_execute("BEGIN")
+            .await
+            .map_err(|e| self.fail(&e))?;
+        Ok(PgUnit {
+            name: self.name.clone(),
+            client: Some(client),
+            finished: false,
+        })
+    }
+}
+
+/// A transaction on one PostgreSQL connection of a shard's pool.
+pub(crate) struct PgUnit {
+    name: String,
+    client: Option<deadpool_postgres::Object>,
+    pub(super) finished: bool,
+}
+
+impl PgUnit {
+    fn client(&self) -> Result<&deadpool_postgres::Object> {
+        self.client
+            .as_ref()
+            .ok_or_else(|| Error::query(&self.name, "the transaction's connection is gone"))
+    }
+
+    pub(crate) async fn query(&mut self, sql: &str, params: &[Value]) -> Result<Outcome> {
+        query_on(&self.name, self.client()?, sql, params).await
+    }
+
+    pub(crate) async fn execute(&mut self, sql: &str) -> Result<()> {
+        self.client()?
+            .batch_execute(sql)
+            .await
+            .map_err(|e| Error::query(&self.name, pg_message(&e)))
+    }
+}
+
+impl Drop for PgUnit {
+    fn drop(&mut self) {
+        if let (false, Some(client)) = (self.finished, self.client.take()) {
+            // Not committed or rolled back: close the connection instead of returning it to the
+            // pool mid-transaction; the server rolls the transaction back.
+            drop(deadpool_postgres::Object::take(client));
+        }
+    }
+}
+
+/// Runs one statement on `client`, `?` placeholders rewritten and every parameter converted
+/// to the type the server reports for it.
+async fn query_on(
+    name: &str,
+    client: &deadpool_postgres::Object,
+    sql: &str,
+    params: &[Value],
+) -> Result<Outcome> {
+    let fail = |e: &(dyn StdError + 'static)| Error::query(name, pg_message(e));
+    let (sql, _) = rewrite_placeholders(sql);
+    let statement = client.prepare_cached(&sql).await.map_err(|e| fail(&e))?;
+    let types = statement.params();
+    if types.len() != params.len() {
+        return Err(Error::query(
+            name,
+            format!(
+                "the statement has {} placeholder(s) but {} parameter(s) were given",
+                types.len(),
+                params.len()
+            ),
+        ));
+    }
+    let bound = params
+        .iter()
+        .zip(types)
+        .enumerate()
+        .map(|(i, (value, ty))| {
+            PgParam::convert(value, ty)
+                .map_err(|message| Error::query(name, format!("parameter {}: {message}", i + 1)))
+        })
+        .collect::<Result<Vec<_>>>()?;
+    let refs: Vec<&(dyn ToSql + Sync)> = bound.iter().map(|p| p as &(dyn ToSql + Sync)).collect();
+    if statement.columns().is_empty() {
+        let rows_affected = client
+            .execute(&statement, &refs)
+            .await
+            .map_err(|e| fail(&e))?;
+        return Ok(Outcome {
+            rows_affected,
+            ..Outcome::default()
+        });
+    }
+    let rows = client
+        .query(&statement, &refs)
+        .await
+        .map_err(|e| fail(&e))?;
+    let columns: Vec<Utf16String> = statement
+        .columns()
+        .iter()
+        .map(|c| Utf16String::from(c.name()))
+        .collect();
+    let mut cells = Vec::with_capacity(rows.len());
+    for row in &rows {
+        let mut out = Vec::with_capacity(columns.len());
+        for (i, column) in row.columns().iter().enumerate() {
+            out.push(column_value(row, i, column.type_()).map_err(|message| {
+                Error::query(name, format!("column {}: {message}", column.name()))
+            })?);
+        }
+        cells.push(out);
+    }
+    Ok(Outcome {
+        columns,
+        rows_affected: cells.len() as u64,
+        cells,
+        inserted_rowid: None,
+    })
 }
 
 /// A parameter already converted to the type the server reported for its placeholder.
@@ -166,6 +221,7 @@ enum PgParam {
     Timestamp(time::PrimitiveDateTime),
     Timestamptz(time::OffsetDateTime),
     Date(time::Date),
+    Uuid([u8; 16]),
 }
 
 impl PgParam {
@@ -240,6 +296,12 @@ impl PgParam {
                 PgParam::Timestamp(time::PrimitiveDateTime::new(t.date(), t.time()))
             }
             Type::DATE => PgParam::Date(datetime()?.date()),
+            Type::UUID => match value {
+                Value::String(s) => {
+                    PgParam::Uuid(parse_uuid(&s.to_string_lossy()).ok_or_else(mismatch)?)
+                }
+                _ => return Err(mismatch()),
+            },
             _ => {
                 return Err(format!(
                     "placeholders of type {} are not supported; cast the placeholder, e.g. CAST(? AS TEXT)",
@@ -247,6 +309,61 @@ impl PgParam {
                 ))
             }
         })
+    }
+}
+
+/// A UUID in PostgreSQL's input forms (32 hex digits, optionally hyphenated, optionally in
+/// braces) as its 16 bytes.
+fn parse_uuid(text: &str) -> Option<[u8; 16]> {
+    let text = text.trim();
+    let text = text
+        .strip_prefix('{')
+        .and_then(|t| t.strip_suffix('}'))
+        .unwrap_or(text);
+    let digits: Vec<u8> = text
+        .bytes()
+        .filter(|&b| b != b'-')
+        .map(|b| (b as char).to_digit(16).map(|d| d as u8))
+        .collect::<Option<_>>()?;
+    if digits.len() != 32 || text.starts_with('-') || text.ends_with('-') || text.contains("--") {
+        return None;
+    }
+    let mut bytes = [0u8; 16];
+    for (i, pair) in digits.chunks(2).enumerate() {
+        bytes[i] = pair[0] << 4 | pair[1];
+    }
+    Some(bytes)
+}
+
+/// A UUID's 16 bytes in PostgreSQL's output form (`xxxxxxxx-xxxx-xxxx-xxxx-xxxxxxxxxxxx`).
+fn format_uuid(bytes: &[u8]) -> String {
+    let mut out = String::with_capacity(36);
+    for (i, b) in bytes.iter().enumerate() {
+        if matches!(i, 4 | 6 | 8 | 10) {
+            out.push('-');
+        }
+        out.push_str(&format!("{b:02x}"));
+    }
+    out
+}
+
+/// A `uuid` column read as its 16 bytes.
+struct UuidBytes(Vec<u8>);
+
+impl<'a> tokio_postgres::types::FromSql<'a> for UuidBytes {
+    fn from_sql(
+        _: &Type,
+        raw: &'a [u8],
+    ) -> std::result::Result<Self, Box<dyn StdError + Sync + Send>> {
+        if raw.len() == 16 {
+            Ok(UuidBytes(raw.to_vec()))
+        } else {
+            Err("a uuid is 16 bytes".into())
+        }
+    }
+
+    fn accepts(ty: &Type) -> bool {
+        *ty == Type::UUID
     }
 }
 
@@ -293,6 +410,10 @@ impl ToSql for PgParam {
             PgParam::Timestamp(v) => v.to_sql(ty, out),
             PgParam::Timestamptz(v) => v.to_sql(ty, out),
             PgParam::Date(v) => v.to_sql(ty, out),
+            PgParam::Uuid(v) => {
+                out.extend_from_slice(v);
+                Ok(IsNull::No)
+            }
         }
     }
 
@@ -308,7 +429,7 @@ fn column_value(
     row: &tokio_postgres::Row,
     i: usize,
     ty: &Type,
-) -> std::result::Result<Value, String> {
+) -> std::result::Result<Cell, String> {
     fn get<'a, T: tokio_postgres::types::FromSql<'a>>(
         row: &'a tokio_postgres::Row,
         i: usize,
@@ -316,21 +437,21 @@ fn column_value(
         row.try_get::<_, Option<T>>(i).map_err(|e| pg_message(&e))
     }
     let number = |n: Option<f64>| n.map_or(Value::Null, Value::Number);
-    Ok(match *ty {
+    let integer = |n: Option<i64>| n.map_or(Cell::Other(Value::Null), Cell::Integer);
+    Ok(Cell::Other(match *ty {
+        Type::INT2 => return Ok(integer(get::<i16>(row, i)?.map(i64::from))),
+        Type::INT4 => return Ok(integer(get::<i32>(row, i)?.map(i64::from))),
+        Type::INT8 => return Ok(integer(get::<i64>(row, i)?)),
+        Type::OID => return Ok(integer(get::<u32>(row, i)?.map(i64::from))),
+        Type::NUMERIC => {
+            return Ok(get::<Decimal>(row, i)?.map_or(Cell::Other(Value::Null), Cell::Numeric))
+        }
+        Type::UUID => {
+            get::<UuidBytes>(row, i)?.map_or(Value::Null, |u| Value::from(format_uuid(&u.0)))
+        }
         Type::BOOL => get::<bool>(row, i)?.map_or(Value::Null, Value::Bool),
-        Type::INT2 => number(get::<i16>(row, i)?.map(f64::from)),
-        Type::INT4 => number(get::<i32>(row, i)?.map(f64::from)),
-        Type::INT8 => number(get::<i64>(row, i)?.map(|v| v as f64)),
-        Type::OID => number(get::<u32>(row, i)?.map(f64::from)),
         Type::FLOAT4 => number(get::<f32>(row, i)?.map(f64::from)),
         Type::FLOAT8 => number(get::<f64>(row, i)?),
-        Type::NUMERIC => number(match get::<Decimal>(row, i)? {
-            Some(d) => Some(
-                d.to_f64()
-                    .ok_or_else(|| format!("numeric {d} is not a number"))?,
-            ),
-            None => None,
-        }),
         Type::TEXT | Type::VARCHAR | Type::BPCHAR | Type::NAME | Type::UNKNOWN => {
             get::<String>(row, i)?.map_or(Value::Null, Value::from)
         }
@@ -358,5 +479,37 @@ fn column_value(
                 ty.name()
             ))
         }
-    })
+    }))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn uuid_text_forms() {
+        let bytes = [
+            0x0f, 0x8f, 0xad, 0x5b, 0xd9, 0xcb, 0x46, 0x9f, 0xa1, 0x65, 0x70, 0x86, 0x77, 0x28,
+            0x95, 0x0e,
+        ];
+        assert_eq!(format_uuid(&bytes), "0f8fad5b-d9cb-469f-a165-70867728950e");
+        for text in [
+            "0f8fad5b-d9cb-469f-a165-70867728950e",
+            "0F8FAD5B-D9CB-469F-A165-70867728950E",
+            "0f8fad5bd9cb469fa16570867728950e",
+            "{0f8fad5b-d9cb-469f-a165-70867728950e}",
+        ] {
+            assert_eq!(parse_uuid(text), Some(bytes), "{text}");
+        }
+        for bad in [
+            "",
+            "0f8fad5b-d9cb-469f-a165-70867728950",
+            "0f8fad5b-d9cb-469f-a165-70867728950e0",
+            "-0f8fad5bd9cb469fa16570867728950e",
+            "0f8fad5b--d9cb469fa16570867728950e",
+            "0f8fad5b-d9cb-469f-a165-70867728950g",
+        ] {
+            assert_eq!(parse_uuid(bad), None, "{bad}");
+        }
+    }
 }

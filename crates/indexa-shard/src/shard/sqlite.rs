@@ -9,18 +9,24 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use indexa::{Utf16String, Value};
+use rusqlite::config::DbConfig;
 use rusqlite::types::{Value as SqlValue, ValueRef};
 use rusqlite::Connection;
+use tokio::sync::OwnedMutexGuard;
 
-use super::{from_epoch_ms, iso_utc, Outcome, Row};
+use super::{from_epoch_ms, iso_utc, Cell, Outcome};
 use crate::error::{Error, Result};
 
 /// How long a statement waits for another connection's lock before failing.
 const BUSY_TIMEOUT: Duration = Duration::from_secs(30);
 
-/// Opens (creating if needed) a SQLite file in WAL mode with a busy timeout.
+/// Opens (creating if needed) a SQLite file in WAL mode with a busy timeout, with the
+/// double-quoted-string fallback off: `"name"` is always an identifier, so a statement naming a
+/// missing column fails instead of comparing against the text `'name'`.
 pub(crate) fn open_sqlite(path: &Path) -> rusqlite::Result<Connection> {
     let conn = Connection::open(path)?;
+    conn.set_db_config(DbConfig::SQLITE_DBCONFIG_DQS_DML, false)?;
+    conn.set_db_config(DbConfig::SQLITE_DBCONFIG_DQS_DDL, false)?;
     conn.busy_timeout(BUSY_TIMEOUT)?;
     conn.pragma_update(None, "journal_mode", "WAL")?;
     Ok(conn)
@@ -48,6 +54,77 @@ where
 pub(crate) struct SqliteShard {
     name: Arc<str>,
     conn: Arc<Mutex<Connection>>,
+    /// Held by every statement and for the whole of a [`SqliteUnit`], so no other statement
+    /// runs inside a unit's transaction.
+    gate: Arc<tokio::sync::Mutex<()>>,
+}
+
+/// A transaction on a SQLite shard's connection (`BEGIN IMMEDIATE`), holding the shard's gate.
+pub(crate) struct SqliteUnit {
+    name: Arc<str>,
+    conn: Arc<Mutex<Connection>>,
+    _gate: OwnedMutexGuard<()>,
+    pub(super) finished: bool,
+}
+
+impl SqliteUnit {
+    pub(crate) async fn query(&mut self, sql: &str, params: &[Value]) -> Result<Outcome> {
+        run_on(&self.conn, &self.name, sql, params).await
+    }
+
+    pub(crate) async fn execute(&mut self, sql: &str) -> Result<()> {
+        batch_on(&self.conn, &self.name, sql).await
+    }
+}
+
+impl Drop for SqliteUnit {
+    fn drop(&mut self) {
+        if !self.finished {
+            // Dropped mid-way (an error path or a cancelled call): nothing of it is kept.
+            let conn = self
+                .conn
+                .lock()
+                .unwrap_or_else(std::sync::PoisonError::into_inner);
+            if !conn.is_autocommit() {
+                let _ = conn.execute_batch("ROLLBACK");
+            }
+        }
+    }
+}
+
+async fn run_on(
+    conn: &Arc<Mutex<Connection>>,
+    name: &Arc<str>,
+    sql: &str,
+    params: &[Value],
+) -> Result<Outcome> {
+    let sql = sql.to_string();
+    let params: Vec<SqlValue> = params.iter().map(to_sql_value).collect();
+    let shard = Arc::clone(name);
+    with_sqlite(conn, move |conn| {
+        run_statement(conn, &sql, params).map_err(|e| Error::query(&shard, e))
+    })
+    .await
+    .map_err(|e| rename(name, e))
+}
+
+async fn batch_on(conn: &Arc<Mutex<Connection>>, name: &Arc<str>, sql: &str) -> Result<()> {
+    let sql = sql.to_string();
+    let shard = Arc::clone(name);
+    with_sqlite(conn, move |conn| {
+        conn.execute_batch(&sql)
+            .map_err(|e| Error::query(&shard, e))
+    })
+    .await
+    .map_err(|e| rename(name, e))
+}
+
+/// A failure of the blocking pool itself is reported against the shard.
+fn rename(name: &str, error: Error) -> Error {
+    match error {
+        Error::CoordinatorUnavailable { message } => Error::query(name, message),
+        other => other,
+    }
 }
 
 impl SqliteShard {
@@ -61,42 +138,39 @@ impl SqliteShard {
         Ok(SqliteShard {
             name: name.into(),
             conn: Arc::new(Mutex::new(conn)),
+            gate: Arc::new(tokio::sync::Mutex::new(())),
         })
     }
 
     pub(crate) async fn query(&self, sql: &str, params: &[Value]) -> Result<Outcome> {
-        let sql = sql.to_string();
-        let params: Vec<SqlValue> = params.iter().map(to_sql_value).collect();
-        let name = Arc::clone(&self.name);
-        with_sqlite(&self.conn, move |conn| {
-            run_statement(conn, &sql, params).map_err(|e| Error::query(&name, e))
-        })
-        .await
-        .map_err(|e| self.rename(e))
+        let _gate = self.gate.lock().await;
+        run_on(&self.conn, &self.name, sql, params).await
     }
 
     pub(crate) async fn execute_batch(&self, sql: &str) -> Result<()> {
-        let sql = sql.to_string();
-        let name = Arc::clone(&self.name);
-        with_sqlite(&self.conn, move |conn| {
-            conn.execute_batch(&sql).map_err(|e| Error::query(&name, e))
-        })
-        .await
-        .map_err(|e| self.rename(e))
+        let _gate = self.gate.lock().await;
+        batch_on(&self.conn, &self.name, sql).await
     }
 
-    /// A failure of the blocking pool itself is reported against this shard.
-    fn rename(&self, error: Error) -> Error {
-        match error {
-            Error::CoordinatorUnavailable { message } => Error::query(&self.name, message),
-            other => other,
-        }
+    /// Starts a unit: `BEGIN IMMEDIATE` (the write lock is taken now, so the unit never fails
+    /// later on a lock upgrade).
+    pub(crate) async fn begin(&self) -> Result<SqliteUnit> {
+        let gate = Arc::clone(&self.gate).lock_owned().await;
+        let mut unit = SqliteUnit {
+            name: Arc::clone(&self.name),
+            conn: Arc::clone(&self.conn),
+            _gate: gate,
+            finished: true,
+        };
+        unit.execute("BEGIN IMMEDIATE").await?;
+        unit.finished = false;
+        Ok(unit)
     }
 }
 
 fn run_statement(conn: &Connection, sql: &str, params: Vec<SqlValue>) -> rusqlite::Result<Outcome> {
     let mut stmt = conn.prepare_cached(sql)?;
-    let names: Vec<Utf16String> = stmt
+    let columns: Vec<Utf16String> = stmt
         .column_names()
         .into_iter()
         .map(Utf16String::from)
@@ -108,21 +182,22 @@ fn run_statement(conn: &Connection, sql: &str, params: Vec<SqlValue>) -> rusqlit
     // statement inserted no row that got a rowid (an ignored insert, a WITHOUT ROWID table,
     // an UPDATE).
     unsafe { rusqlite::ffi::sqlite3_set_last_insert_rowid(conn.handle(), 0) };
-    let mut rows = Vec::new();
+    let mut cells = Vec::new();
     {
         let mut result = stmt.query(rusqlite::params_from_iter(params))?;
         while let Some(row) = result.next()? {
-            let mut out = Row::with_capacity_and_hasher(names.len(), Default::default());
-            for (i, name) in names.iter().enumerate() {
-                out.insert(name.clone(), from_sql_value(row.get_ref(i)?));
-            }
-            rows.push(out);
+            cells.push(
+                (0..columns.len())
+                    .map(|i| row.get_ref(i).map(from_sql_value))
+                    .collect::<rusqlite::Result<Vec<_>>>()?,
+            );
         }
     }
     let changed = conn.total_changes() != total_before;
     let rowid = conn.last_insert_rowid();
     Ok(Outcome {
-        rows,
+        columns,
+        cells,
         rows_affected: if changed { conn.changes() } else { 0 },
         inserted_rowid: (changed && rowid != 0).then_some(rowid),
     })
@@ -163,12 +238,14 @@ pub(crate) fn exact_i64(n: f64) -> Option<i64> {
     }
 }
 
-fn from_sql_value(value: ValueRef<'_>) -> Value {
+fn from_sql_value(value: ValueRef<'_>) -> Cell {
     match value {
-        ValueRef::Null => Value::Null,
-        ValueRef::Integer(i) => Value::Number(i as f64),
-        ValueRef::Real(r) => Value::Number(r),
-        ValueRef::Text(bytes) => Value::from(String::from_utf8_lossy(bytes).into_owned()),
-        ValueRef::Blob(bytes) => Value::Binary(bytes.to_vec()),
+        ValueRef::Null => Cell::Other(Value::Null),
+        ValueRef::Integer(i) => Cell::Integer(i),
+        ValueRef::Real(r) => Cell::Other(Value::Number(r)),
+        ValueRef::Text(bytes) => {
+            Cell::Other(Value::from(String::from_utf8_lossy(bytes).into_owned()))
+        }
+        ValueRef::Blob(bytes) => Cell::Other(Value::Binary(bytes.to_vec())),
     }
 }

@@ -6,7 +6,7 @@
 use std::sync::atomic::{AtomicUsize, Ordering};
 
 use indexa::{Object, Value};
-use indexa_shard::{Config, Router, Row};
+use indexa_shard::{Config, GeneratedId, Router, Row};
 use tempfile::TempDir;
 
 pub mod scenarios;
@@ -19,8 +19,14 @@ macro_rules! scenarios_on {
         scenarios_on!(@each $kind;
             collision_with_table_removes_the_row,
             collision_without_table_keeps_the_row,
-            collision_whose_delete_matches_nothing,
-            collision_whose_delete_fails,
+            collision_cleanup_removes_only_its_own_row,
+            cleanup_column_is_verified_before_insert,
+            ids_above_two_pow_53_are_exact,
+            multi_row_insert_checks_every_id,
+            failure_after_insert_keeps_nothing,
+            every_spelling_shares_one_sequence,
+            text_column_maximum_is_numeric,
+            concurrent_inserts_of_one_id_keep_one_row,
             same_shard_is_not_a_collision,
             one_shard_has_no_check,
             returning_uuid_with_id_column,
@@ -249,6 +255,16 @@ pub fn field(row: &Row, name: &str) -> Value {
 
 pub fn num(n: f64) -> Value {
     Value::Number(n)
+}
+
+/// An integer generated id.
+pub fn int(i: i64) -> GeneratedId {
+    GeneratedId::Integer(i)
+}
+
+/// A text generated id.
+pub fn text(t: &str) -> GeneratedId {
+    GeneratedId::Text(t.to_string())
 }
 
 pub fn s(text: &str) -> Value {

@@ -4,9 +4,9 @@ use std::collections::HashSet;
 use std::sync::Arc;
 
 use indexa::Value;
-use indexa_shard::{Error, InsertOptions, NextIdOptions};
+use indexa_shard::{Error, GeneratedId, InsertOptions, NextIdOptions};
 
-use super::{cluster, field, num, obj, s, Kind, Setup};
+use super::{cluster, field, int, num, obj, s, text, Kind, Setup};
 
 fn with_table(table: &str) -> InsertOptions {
     InsertOptions {
@@ -28,7 +28,7 @@ pub async fn collision_with_table_removes_the_row(kind: Kind) {
         .insert_shard("db-a", sql, &[s("Ada")], &InsertOptions::default())
         .await
         .unwrap();
-    assert_eq!(ada.generated_id, num(1.0));
+    assert_eq!(ada.generated_id, int(1));
     assert_eq!(ada.shard, "db-a");
 
     let err = c
@@ -39,7 +39,7 @@ pub async fn collision_with_table_removes_the_row(kind: Kind) {
     assert_eq!(err.code(), "GENERATED_KEY_COLLISION");
     assert_eq!(err.shard(), Some("db-b"));
     assert_eq!(err.table(), Some("auto_users"));
-    assert_eq!(err.id(), Some(&num(1.0)));
+    assert_eq!(err.id(), Some(&int(1)));
     assert_eq!(err.row_removed(), Some(true));
     assert!(err.cause().is_none());
     assert!(err.to_string().contains("row was removed"), "{err}");
@@ -81,7 +81,7 @@ pub async fn collision_without_table_keeps_the_row(kind: Kind) {
         .unwrap_err();
     assert_eq!(err.code(), "GENERATED_KEY_COLLISION");
     assert_eq!(err.shard(), Some("db-b"));
-    assert_eq!(err.id(), Some(&num(1.0)));
+    assert_eq!(err.id(), Some(&int(1)));
     assert_eq!(err.row_removed(), None);
     assert!(err.to_string().contains("stays on shard db-b"), "{err}");
     assert_eq!(c.user_names("db-b").await, vec![s("Grace")]);
@@ -91,9 +91,10 @@ pub async fn collision_without_table_keeps_the_row(kind: Kind) {
     );
 }
 
-/// With `table`, a delete that matches no row keeps the collision code, names the leftover row
-/// and carries the failure as the cause.
-pub async fn collision_whose_delete_matches_nothing(kind: Kind) {
+/// Issue 18, item 3 and its kind: the cleanup of a refused row removes exactly the rows the
+/// refused statement wrote and no other, even when the id column holds the same value in
+/// other rows (an aliased RETURNING column, a column that is not unique).
+pub async fn collision_cleanup_removes_only_its_own_row(kind: Kind) {
     let Some(c) = cluster(kind, Setup::default()).await else {
         return;
     };
@@ -103,53 +104,83 @@ pub async fn collision_whose_delete_matches_nothing(kind: Kind) {
         .insert_shard("db-a", sql, &[s("Ada")], &InsertOptions::default())
         .await
         .unwrap();
-    // The id column named for the delete is `created_at`, which holds NULL: no row matches.
+    // Rows on db-b whose created_at is 1, the id the next insert reads, written without a
+    // generated id of their own.
+    for name in ["Other", "Another"] {
+        c.router
+            .run_shard(
+                "db-b",
+                "INSERT INTO auto_users (id, name, created_at) VALUES (?, ?, 1)",
+                &[num(if name == "Other" { 100.0 } else { 101.0 }), s(name)],
+            )
+            .await
+            .unwrap();
+    }
     let options = InsertOptions {
         table: Some("auto_users".into()),
         id_column: Some("created_at".into()),
     };
-    let returning = match kind {
-        Kind::Sqlite => "INSERT INTO auto_users (name) VALUES (?) RETURNING id AS created_at",
-        Kind::Postgres => "INSERT INTO auto_users (name) VALUES (?) RETURNING id AS created_at",
-    };
+    // The id comes from `id` under the alias `created_at`: 1, already mapped to db-a; the
+    // other rows on db-b also hold 1 in created_at and must stay.
+    let returning = "INSERT INTO auto_users (id, name) VALUES (?, ?) RETURNING id AS created_at";
     let err = c
         .router
-        .insert_shard("db-b", returning, &[s("Grace")], &options)
+        .insert_shard("db-b", returning, &[num(1.0), s("Grace")], &options)
         .await
         .unwrap_err();
     assert_eq!(err.code(), "GENERATED_KEY_COLLISION");
-    assert_eq!(err.row_removed(), Some(false));
-    let cause = err.cause().expect("the failed delete is the cause");
-    assert_eq!(cause.code(), "QUERY_FAILED");
-    assert!(cause.to_string().contains("matched no row"), "{cause}");
-    let message = err.to_string();
-    assert!(
-        message.contains("left on shard db-b in table auto_users with id 1"),
-        "{message}"
+    assert_eq!(err.id(), Some(&int(1)));
+    assert_eq!(err.row_removed(), Some(true));
+    assert!(err.cause().is_none());
+    assert!(err.to_string().contains("row was removed"), "{err}");
+    assert_eq!(c.user_names("db-b").await, vec![s("Other"), s("Another")]);
+    assert_eq!(
+        c.router.shard_of("1").await.unwrap().as_deref(),
+        Some("db-a")
     );
-    assert_eq!(c.user_names("db-b").await, vec![s("Grace")]);
+    assert_eq!(c.user_names("db-a").await, vec![s("Ada")]);
 }
 
-/// With a table that does not exist on the shard, the delete fails and is the cause.
-pub async fn collision_whose_delete_fails(kind: Kind) {
+/// With `table`, the table and id column are checked on the shard before the INSERT runs: a
+/// missing table or column is INVALID_IDENTIFIER and nothing is written (issue 18, item 3: no
+/// cleanup ever runs against a column that does not exist).
+pub async fn cleanup_column_is_verified_before_insert(kind: Kind) {
     let Some(c) = cluster(kind, Setup::default()).await else {
         return;
     };
     c.create_auto_users().await;
-    let sql = c.insert_user_sql();
     c.router
-        .insert_shard("db-a", sql, &[s("Ada")], &InsertOptions::default())
+        .exec_all("CREATE TABLE items (item_id INTEGER PRIMARY KEY, label TEXT)")
         .await
         .unwrap();
-    let err = c
+    let users = c.insert_user_sql();
+    // The issue's case: `items` has no column `id`, so the cleanup's DELETE would have
+    // compared with the text 'id' and matched every row.
+    let items = "INSERT INTO items (label) VALUES (?) RETURNING item_id AS id";
+    for (sql, table, column) in [
+        (users, "no_such_table", None),
+        (users, "auto_users", Some("no_such_column")),
+        (items, "items", None),
+    ] {
+        let options = InsertOptions {
+            table: Some(table.into()),
+            id_column: column.map(str::to_string),
+        };
+        let err = c
+            .router
+            .insert_shard("db-b", sql, &[s("Grace")], &options)
+            .await
+            .unwrap_err();
+        assert_eq!(err.code(), "INVALID_IDENTIFIER", "{table} {column:?}");
+        assert!(err.to_string().contains("has no column"), "{err}");
+    }
+    assert_eq!(c.user_names("db-b").await, Vec::<Value>::new());
+    let items = c
         .router
-        .insert_shard("db-b", sql, &[s("Grace")], &with_table("no_such_table"))
+        .all_shard("db-b", "SELECT * FROM items", &[])
         .await
-        .unwrap_err();
-    assert_eq!(err.code(), "GENERATED_KEY_COLLISION");
-    assert_eq!(err.row_removed(), Some(false));
-    assert_eq!(err.cause().map(Error::code), Some("QUERY_FAILED"));
-    assert_eq!(c.user_names("db-b").await, vec![s("Grace")]);
+        .unwrap();
+    assert!(items.is_empty());
 }
 
 /// An id mapped to the same shard is not a collision.
@@ -172,7 +203,7 @@ pub async fn same_shard_is_not_a_collision(kind: Kind) {
             .insert_shard("db-a", sql, &[s("abc"), s(label)], &options)
             .await
             .unwrap();
-        assert_eq!(created.generated_id, s("abc"));
+        assert_eq!(created.generated_id, text("abc"));
     }
     let err = c
         .router
@@ -214,7 +245,7 @@ pub async fn one_shard_has_no_check(kind: Kind) {
         .await
         .unwrap();
     assert_eq!(created.shard, "db-a");
-    assert_eq!(created.generated_id, s("abc"));
+    assert_eq!(created.generated_id, text("abc"));
 }
 
 /// RETURNING uuid with `id_column = "uuid"` gives "abc" (seed example), and the row routes.
@@ -240,7 +271,7 @@ pub async fn returning_uuid_with_id_column(kind: Kind) {
         .await
         .unwrap();
     // Only the named column is read, not `id`.
-    assert_eq!(created.generated_id, s("abc"));
+    assert_eq!(created.generated_id, text("abc"));
     assert_eq!(created.rows.len(), 1);
     assert_eq!(field(&created.rows[0], "label"), s("Widget"));
     assert_eq!(
@@ -314,11 +345,11 @@ pub async fn id_aliases_are_read(kind: Kind) {
     for (sql, expected) in [
         (
             "INSERT INTO things (n, label) VALUES (41, 'x') RETURNING label, n AS \"ID\"",
-            41.0,
+            41,
         ),
         (
             "INSERT INTO things (n, label) VALUES (42, 'y') RETURNING label, n AS \"lastInsertId\"",
-            42.0,
+            42,
         ),
     ] {
         let created = c
@@ -326,7 +357,7 @@ pub async fn id_aliases_are_read(kind: Kind) {
             .insert_shard("db-a", sql, &[], &InsertOptions::default())
             .await
             .unwrap();
-        assert_eq!(created.generated_id, num(expected), "{sql}");
+        assert_eq!(created.generated_id, int(expected), "{sql}");
     }
 }
 
@@ -511,19 +542,19 @@ pub async fn seen_ids_push_the_sequence(kind: Kind, lease: u64) {
     assert_eq!(c.router.next_id("auto_users", &default).await.unwrap(), 1);
     let sql = c.insert_user_sql();
     let options = with_table("auto_users");
-    let mut last = 0.0;
+    let mut last = 0;
     for name in ["Ada", "Grace"] {
         let created = c
             .router
             .insert_shard("db-a", sql, &[s(name)], &options)
             .await
             .unwrap();
-        let Value::Number(id) = created.generated_id else {
-            panic!("numeric id")
+        let GeneratedId::Integer(id) = created.generated_id else {
+            panic!("integer id")
         };
         last = id;
     }
-    assert_eq!(last, 2.0);
+    assert_eq!(last, 2);
     assert_eq!(c.router.next_id("auto_users", &default).await.unwrap(), 3);
 }
 
@@ -803,4 +834,583 @@ pub async fn round_robin_rotates(kind: Kind) {
         shards.push(created.shard);
     }
     assert_eq!(shards, ["db-a", "db-b", "db-c", "db-a"]);
+}
+
+/// The `big` table: an integer key the database generates (SQLite rowid, PostgreSQL bigint
+/// identity), with its sequence set so the next generated id is 2^53 + 1.
+async fn big_table_past_two_pow_53(c: &super::Cluster, shard: &str) {
+    c.router
+        .run_shard(shard, &big_ddl(c.kind), &[])
+        .await
+        .unwrap();
+    match c.kind {
+        Kind::Sqlite => {
+            c.router
+                .run_shard(
+                    shard,
+                    "INSERT INTO big (id, name) VALUES (9007199254740992, 'seed')",
+                    &[],
+                )
+                .await
+                .unwrap();
+        }
+        Kind::Postgres => {
+            c.router
+                .run_shard(
+                    shard,
+                    "ALTER TABLE big ALTER COLUMN id RESTART WITH 9007199254740993",
+                    &[],
+                )
+                .await
+                .unwrap();
+        }
+    }
+}
+
+fn big_ddl(kind: Kind) -> String {
+    match kind {
+        Kind::Sqlite => "CREATE TABLE big (id INTEGER PRIMARY KEY, name TEXT)".into(),
+        Kind::Postgres => {
+            "CREATE TABLE big (id BIGINT GENERATED BY DEFAULT AS IDENTITY PRIMARY KEY, name TEXT)"
+                .into()
+        }
+    }
+}
+
+/// Issue 18, item 1: generated ids above 2^53 are read, mapped and refused exactly — never
+/// rounded to a double — up to 2^63 − 1; the cleanup of a refused row removes that row and
+/// not the row whose id is the rounded value.
+pub async fn ids_above_two_pow_53_are_exact(kind: Kind) {
+    let Some(c) = cluster(kind, Setup::default()).await else {
+        return;
+    };
+    big_table_past_two_pow_53(&c, "db-b").await;
+    c.router
+        .run_shard("db-a", &big_ddl(kind), &[])
+        .await
+        .unwrap();
+    let returning = "INSERT INTO big (name) VALUES (?) RETURNING id";
+    let with_big = with_table("big");
+    // db-a writes 2^53 explicitly: mapped as "9007199254740992".
+    let a = c
+        .router
+        .insert_shard(
+            "db-a",
+            "INSERT INTO big (id, name) VALUES (9007199254740992, ?) RETURNING id",
+            &[s("a")],
+            &with_big,
+        )
+        .await
+        .unwrap();
+    assert_eq!(a.generated_id, int(9_007_199_254_740_992));
+    // db-b's sequence generates 2^53 + 1: a different id, mapped on its own.
+    let b = c
+        .router
+        .insert_shard("db-b", returning, &[s("b")], &with_big)
+        .await
+        .unwrap();
+    assert_eq!(b.generated_id, int(9_007_199_254_740_993));
+    assert_eq!(b.generated_ids, vec![int(9_007_199_254_740_993)]);
+    assert_eq!(
+        c.router
+            .shard_of("9007199254740993")
+            .await
+            .unwrap()
+            .as_deref(),
+        Some("db-b")
+    );
+    assert_eq!(
+        c.router
+            .shard_of("9007199254740992")
+            .await
+            .unwrap()
+            .as_deref(),
+        Some("db-a")
+    );
+    // db-a now writes 2^53 + 1 too: refused as exactly that id; its own row is removed and
+    // the row with id 2^53 stays.
+    let err = c
+        .router
+        .insert_shard(
+            "db-a",
+            "INSERT INTO big (id, name) VALUES (9007199254740993, ?) RETURNING id",
+            &[s("a2")],
+            &with_big,
+        )
+        .await
+        .unwrap_err();
+    assert_eq!(err.code(), "GENERATED_KEY_COLLISION");
+    assert_eq!(err.id(), Some(&int(9_007_199_254_740_993)));
+    assert_eq!(err.row_removed(), Some(true));
+    let names: Vec<Value> = c
+        .router
+        .all_shard("db-a", "SELECT name FROM big ORDER BY id", &[])
+        .await
+        .unwrap()
+        .iter()
+        .map(|row| field(row, "name"))
+        .collect();
+    assert_eq!(names, vec![s("a")]);
+    // The largest id, 2^63 - 1, with and without RETURNING.
+    let max = c
+        .router
+        .insert_shard(
+            "db-b",
+            "INSERT INTO big (id, name) VALUES (9223372036854775807, ?) RETURNING id",
+            &[s("max")],
+            &with_big,
+        )
+        .await
+        .unwrap();
+    assert_eq!(max.generated_id, int(i64::MAX));
+    assert_eq!(
+        c.router
+            .shard_of("9223372036854775807")
+            .await
+            .unwrap()
+            .as_deref(),
+        Some("db-b")
+    );
+    // A read routed by the exact id, the id bound as an integer string.
+    let row = c
+        .router
+        .first(
+            "9007199254740993",
+            "SELECT name FROM big WHERE id = ?",
+            &[s("9007199254740993")],
+        )
+        .await
+        .unwrap()
+        .expect("routed to db-b");
+    assert_eq!(field(&row, "name"), s("b"));
+    // Negative generated ids are exact too.
+    let negative = c
+        .router
+        .insert_shard(
+            "db-b",
+            "INSERT INTO big (id, name) VALUES (-9223372036854775808, ?) RETURNING id",
+            &[s("min")],
+            &with_big,
+        )
+        .await
+        .unwrap();
+    assert_eq!(negative.generated_id, int(i64::MIN));
+    assert_eq!(
+        c.router
+            .shard_of("-9223372036854775808")
+            .await
+            .unwrap()
+            .as_deref(),
+        Some("db-b")
+    );
+}
+
+/// Issue 18, item 2: every id of a multi-row insert is read and mapped; one id mapped to
+/// another shard refuses the whole statement, maps none of its ids and (with `table`) removes
+/// all of its rows.
+pub async fn multi_row_insert_checks_every_id(kind: Kind) {
+    let Some(c) = cluster(kind, Setup::default()).await else {
+        return;
+    };
+    c.create_auto_users().await;
+    // Id 2 is mapped to db-a.
+    c.router
+        .insert_shard(
+            "db-a",
+            "INSERT INTO auto_users (id, name) VALUES (2, 'Ada') RETURNING id",
+            &[],
+            &with_table("auto_users"),
+        )
+        .await
+        .unwrap();
+    let two_rows = "INSERT INTO auto_users (name) VALUES ('p'), ('q') RETURNING id";
+    let err = c
+        .router
+        .insert_shard("db-b", two_rows, &[], &with_table("auto_users"))
+        .await
+        .unwrap_err();
+    assert_eq!(err.code(), "GENERATED_KEY_COLLISION");
+    assert_eq!(err.id(), Some(&int(2)));
+    assert_eq!(err.row_removed(), Some(true));
+    assert_eq!(c.user_names("db-b").await, Vec::<Value>::new());
+    assert_eq!(c.router.shard_of("1").await.unwrap(), None);
+    assert_eq!(
+        c.router.shard_of("2").await.unwrap().as_deref(),
+        Some("db-a")
+    );
+
+    // Without table the rows stay (the seed's rule), but none of their ids is mapped. (Explicit
+    // ids: a PostgreSQL sequence does not roll back, so the refused statement above used 1, 2.)
+    let err = c
+        .router
+        .insert_shard(
+            "db-b",
+            "INSERT INTO auto_users (id, name) VALUES (1, 'p'), (2, 'q') RETURNING id",
+            &[],
+            &InsertOptions::default(),
+        )
+        .await
+        .unwrap_err();
+    assert_eq!(err.code(), "GENERATED_KEY_COLLISION");
+    assert_eq!(err.row_removed(), None);
+    assert_eq!(c.user_names("db-b").await, vec![s("p"), s("q")]);
+    assert_eq!(c.router.shard_of("1").await.unwrap(), None);
+    assert_eq!(
+        c.router.shard_of("2").await.unwrap().as_deref(),
+        Some("db-a")
+    );
+
+    // Every id of an accepted multi-row insert is mapped.
+    let created = c
+        .router
+        .insert_shard(
+            "db-a",
+            "INSERT INTO auto_users (id, name) VALUES (10, 'x'), (11, 'y'), (12, 'z') RETURNING id",
+            &[],
+            &with_table("auto_users"),
+        )
+        .await
+        .unwrap();
+    assert_eq!(created.generated_id, int(10));
+    assert_eq!(created.generated_ids, vec![int(10), int(11), int(12)]);
+    for key in ["10", "11", "12"] {
+        assert_eq!(
+            c.router.shard_of(key).await.unwrap().as_deref(),
+            Some("db-a"),
+            "{key}"
+        );
+    }
+
+    // Several rows without RETURNING: only the last rowid would be known (SQLite), or no id
+    // at all (PostgreSQL): refused, and nothing of the statement stays.
+    let before = c.user_names("db-a").await;
+    let err = c
+        .router
+        .insert_shard(
+            "db-a",
+            "INSERT INTO auto_users (id, name) VALUES (20, 'r'), (21, 's')",
+            &[],
+            &InsertOptions::default(),
+        )
+        .await
+        .unwrap_err();
+    assert_eq!(err.code(), "GENERATED_KEY_UNAVAILABLE", "{err}");
+    assert_eq!(c.user_names("db-a").await, before);
+}
+
+/// Issue 18, item 6 and its kind: when the router reports a failure after the INSERT ran
+/// (an id it cannot read, a value it cannot convert), the shard keeps nothing of the
+/// statement, so a retry is safe. Text keys are string ids.
+pub async fn failure_after_insert_keeps_nothing(kind: Kind) {
+    let Some(c) = cluster(kind, Setup::default()).await else {
+        return;
+    };
+    c.create_auto_users().await;
+    let none = InsertOptions::default();
+    for (sql, code) in [
+        (
+            "INSERT INTO auto_users (name) VALUES ('x') RETURNING name AS other",
+            "GENERATED_KEY_UNAVAILABLE",
+        ),
+        (
+            "INSERT INTO auto_users (name) VALUES ('x') RETURNING 1.5 AS id",
+            "GENERATED_KEY_UNAVAILABLE",
+        ),
+        (
+            "INSERT INTO auto_users (name) VALUES ('x') RETURNING NULL AS id",
+            "GENERATED_KEY_UNAVAILABLE",
+        ),
+    ] {
+        let err = c
+            .router
+            .insert_shard("db-a", sql, &[], &none)
+            .await
+            .unwrap_err();
+        assert_eq!(err.code(), code, "{sql}");
+        assert_eq!(c.user_names("db-a").await, Vec::<Value>::new(), "{sql}");
+    }
+    // A value the router cannot convert (a PostgreSQL type it does not read; a SQLite blob
+    // id) fails the same way.
+    let unreadable = match kind {
+        Kind::Sqlite => "INSERT INTO auto_users (name) VALUES ('x') RETURNING x'00' AS id",
+        Kind::Postgres => {
+            "INSERT INTO auto_users (name) VALUES ('x') RETURNING id, '127.0.0.1'::inet AS addr"
+        }
+    };
+    let err = c
+        .router
+        .insert_shard("db-a", unreadable, &[], &none)
+        .await
+        .unwrap_err();
+    assert!(
+        matches!(err.code(), "QUERY_FAILED" | "GENERATED_KEY_UNAVAILABLE"),
+        "{err}"
+    );
+    assert_eq!(c.user_names("db-a").await, Vec::<Value>::new());
+    // The shard is usable afterwards, and the retry writes the row once.
+    let created = c
+        .router
+        .insert_shard(
+            "db-a",
+            "INSERT INTO auto_users (name) VALUES ('x') RETURNING id",
+            &[],
+            &none,
+        )
+        .await
+        .unwrap();
+    assert_eq!(c.user_names("db-a").await, vec![s("x")]);
+    assert_eq!(
+        c.router
+            .shard_of(&created.generated_id.key())
+            .await
+            .unwrap()
+            .as_deref(),
+        Some("db-a")
+    );
+
+    // A generated text key (a uuid on PostgreSQL) is a string id, mapped and routed.
+    let (ddl, uuid_like) = match kind {
+        Kind::Sqlite => (
+            "CREATE TABLE tokens (id TEXT PRIMARY KEY DEFAULT (lower(hex(randomblob(16)))), label TEXT)",
+            32,
+        ),
+        Kind::Postgres => (
+            "CREATE TABLE tokens (id UUID PRIMARY KEY DEFAULT gen_random_uuid(), label TEXT)",
+            36,
+        ),
+    };
+    c.router.exec_all(ddl).await.unwrap();
+    let created = c
+        .router
+        .insert_shard(
+            "db-b",
+            "INSERT INTO tokens (label) VALUES (?) RETURNING id",
+            &[s("t")],
+            &with_table("tokens"),
+        )
+        .await
+        .unwrap();
+    let GeneratedId::Text(key) = &created.generated_id else {
+        panic!("a text id: {:?}", created.generated_id)
+    };
+    assert_eq!(key.len(), uuid_like, "{key}");
+    let row = c
+        .router
+        .first(key, "SELECT label FROM tokens WHERE id = ?", &[s(key)])
+        .await
+        .unwrap()
+        .expect("routed to db-b");
+    assert_eq!(field(&row, "label"), s("t"));
+}
+
+/// Issue 18, item 4: a table has one identity. Every spelling of it — letter case, the
+/// backend's default schema, the column's letter case — shares one sequence, both for
+/// `next_id` and for the ids the router sees.
+pub async fn every_spelling_shares_one_sequence(kind: Kind) {
+    let Some(c) = cluster(
+        kind,
+        Setup {
+            coordinator: true,
+            ..Default::default()
+        },
+    )
+    .await
+    else {
+        return;
+    };
+    c.router
+        .exec_all("CREATE TABLE tickets (id BIGINT PRIMARY KEY, title TEXT)")
+        .await
+        .unwrap();
+    let schema = match kind {
+        Kind::Sqlite => "main.tickets",
+        Kind::Postgres => "public.tickets",
+    };
+    let mut ids = Vec::new();
+    for table in ["tickets", "TICKETS", schema, "Tickets", "MAIN.Tickets"] {
+        if table == "MAIN.Tickets" && kind == Kind::Postgres {
+            continue;
+        }
+        ids.push(
+            c.router
+                .next_id(table, &NextIdOptions::default())
+                .await
+                .unwrap(),
+        );
+    }
+    let expected: Vec<u64> = (1..=ids.len() as u64).collect();
+    assert_eq!(ids, expected);
+    let upper = NextIdOptions {
+        column: Some("ID".into()),
+        min: None,
+    };
+    let next = c.router.next_id("tickets", &upper).await.unwrap();
+    assert_eq!(next, ids.len() as u64 + 1);
+    // An id seen through another spelling raises the same sequence.
+    c.router
+        .insert_into(
+            "50",
+            "TICKETS",
+            &obj(&[("ID", num(50.0)), ("title", s("x"))]),
+        )
+        .await
+        .unwrap();
+    assert_eq!(
+        c.router
+            .next_id(schema, &NextIdOptions::default())
+            .await
+            .unwrap(),
+        51
+    );
+}
+
+/// Issue 18, item 5: the maximum of a text column is compared numerically when every value
+/// is an integer (`'500'` beats `'99'`), and is an error naming the column otherwise; never a
+/// text comparison. Without and with the coordinator.
+pub async fn text_column_maximum_is_numeric(kind: Kind) {
+    let Some(c) = cluster(kind, Setup::default()).await else {
+        return;
+    };
+    c.router
+        .exec_all("CREATE TABLE tickets (id BIGINT PRIMARY KEY, ticket_number VARCHAR(30))")
+        .await
+        .unwrap();
+    for (shard, id, number) in [
+        ("db-a", 1.0, "500"),
+        ("db-b", 2.0, "99"),
+        ("db-b", 3.0, "-7"),
+    ] {
+        c.router
+            .run_shard(
+                shard,
+                "INSERT INTO tickets (id, ticket_number) VALUES (?, ?)",
+                &[num(id), s(number)],
+            )
+            .await
+            .unwrap();
+    }
+    let by_number = NextIdOptions {
+        column: Some("ticket_number".into()),
+        min: None,
+    };
+    assert_eq!(c.router.next_id("tickets", &by_number).await.unwrap(), 501);
+    let coordinated = c
+        .reopen(|text| text.replace("coordinator = false", "coordinator = true"))
+        .await;
+    assert_eq!(
+        coordinated.next_id("tickets", &by_number).await.unwrap(),
+        501
+    );
+    assert_eq!(
+        coordinated.next_id("tickets", &by_number).await.unwrap(),
+        502
+    );
+
+    // A value that is not an integer: no numeric maximum, an error naming the column.
+    for bad in ["12a", "1.5", "abc"] {
+        c.router
+            .run_shard(
+                "db-a",
+                "INSERT INTO tickets (id, ticket_number) VALUES (10, ?)",
+                &[s(bad)],
+            )
+            .await
+            .unwrap();
+        let err = c.router.next_id("tickets", &by_number).await.unwrap_err();
+        assert_eq!(err.code(), "QUERY_FAILED", "{bad}");
+        assert_eq!(err.shard(), Some("db-a"));
+        assert!(err.to_string().contains("ticket_number"), "{err}");
+        c.router
+            .run_shard("db-a", "DELETE FROM tickets WHERE id = 10", &[])
+            .await
+            .unwrap();
+    }
+
+    // Integer maxima stay exact near the limit: 2^53 - 1 gives 2^53, 2^53 + 1 is past it.
+    c.router
+        .run_shard(
+            "db-a",
+            "INSERT INTO tickets (id, ticket_number) VALUES (9007199254740991, '9007199254740993')",
+            &[],
+        )
+        .await
+        .unwrap();
+    assert_eq!(
+        c.router
+            .next_id("tickets", &NextIdOptions::default())
+            .await
+            .unwrap(),
+        9_007_199_254_740_992
+    );
+    let err = c.router.next_id("tickets", &by_number).await.unwrap_err();
+    assert_eq!(err.code(), "ID_LIMIT_EXCEEDED");
+}
+
+/// Issue 18's units under concurrency: for each id two tasks insert it at once, one on each
+/// shard. Exactly one wins and is mapped; the other is refused and its row removed, so every
+/// id lives on exactly the shard it is mapped to.
+pub async fn concurrent_inserts_of_one_id_keep_one_row(kind: Kind) {
+    let Some(c) = cluster(kind, Setup::default()).await else {
+        return;
+    };
+    c.create_auto_users().await;
+    let router = Arc::new(c.router);
+    let mut tasks = Vec::new();
+    for id in 1..=20u32 {
+        for shard in ["db-a", "db-b"] {
+            let router = Arc::clone(&router);
+            tasks.push(tokio::spawn(async move {
+                let result = router
+                    .insert_shard(
+                        shard,
+                        "INSERT INTO auto_users (id, name) VALUES (?, ?) RETURNING id",
+                        &[num(f64::from(id)), s(shard)],
+                        &with_table("auto_users"),
+                    )
+                    .await;
+                (id, shard, result)
+            }));
+        }
+    }
+    let mut winners = std::collections::HashMap::new();
+    for task in tasks {
+        let (id, shard, result) = task.await.unwrap();
+        match result {
+            Ok(created) => {
+                assert_eq!(created.generated_id, int(i64::from(id)));
+                assert!(winners.insert(id, shard).is_none(), "id {id} won twice");
+            }
+            Err(err) => {
+                assert_eq!(err.code(), "GENERATED_KEY_COLLISION", "{err}");
+                assert_eq!(err.row_removed(), Some(true));
+            }
+        }
+    }
+    assert_eq!(winners.len(), 20);
+    for shard in ["db-a", "db-b"] {
+        let mut ids: Vec<u32> = router
+            .all_shard(shard, "SELECT id FROM auto_users", &[])
+            .await
+            .unwrap()
+            .iter()
+            .map(|row| match field(row, "id") {
+                Value::Number(n) => n as u32,
+                other => panic!("{other:?}"),
+            })
+            .collect();
+        ids.sort_unstable();
+        let mut expected: Vec<u32> = winners
+            .iter()
+            .filter(|(_, s)| **s == shard)
+            .map(|(id, _)| *id)
+            .collect();
+        expected.sort_unstable();
+        assert_eq!(ids, expected, "{shard}");
+        for id in &ids {
+            assert_eq!(
+                router.shard_of(&id.to_string()).await.unwrap().as_deref(),
+                Some(shard)
+            );
+        }
+    }
 }

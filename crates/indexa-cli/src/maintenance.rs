@@ -1,0 +1,156 @@
+//! `indexa backup` and `indexa vacuum`: work on a database's SQLite file as a whole.
+
+use std::fs;
+use std::io::{self, Write};
+use std::path::{Path, PathBuf};
+
+use clap::Args;
+use indexa::Factory;
+use rusqlite::backup::{Backup, StepResult};
+use rusqlite::Connection;
+
+use crate::error::{CliError, CmdResult};
+use crate::open::DataDir;
+
+/// `indexa backup`: copy a live database into another data directory.
+#[derive(Debug, Clone, Args)]
+pub struct BackupArgs {
+    /// The database.
+    pub db: String,
+    /// The data directory to write the copy into (created when missing); `indexa --data-dir
+    /// DIR` then opens it under the same name.
+    pub dir: PathBuf,
+    /// Replace a copy of the database already in DIR.
+    #[arg(long)]
+    pub replace: bool,
+}
+
+/// `indexa vacuum`: rebuild a database file to reclaim free pages.
+#[derive(Debug, Clone, Args)]
+pub struct VacuumArgs {
+    /// The database.
+    pub db: String,
+}
+
+fn sql(what: &str) -> impl Fn(rusqlite::Error) -> CliError + '_ {
+    move |e| CliError::new("UnknownError", format!("{what}: {e}"))
+}
+
+/// The file of database `name`, which must exist.
+fn existing_file(dir: &DataDir, name: &str) -> Result<PathBuf, CliError> {
+    let missing = || {
+        CliError::new(
+            "NotFoundError",
+            format!(
+                "database {name:?} does not exist in {}",
+                dir.path().display()
+            ),
+        )
+    };
+    let factory = dir.existing_factory()?.ok_or_else(missing)?;
+    if DataDir::version_of(&factory, name)? == 0 {
+        return Err(missing());
+    }
+    Ok(factory.database_path(name))
+}
+
+fn open(path: &Path) -> Result<Connection, CliError> {
+    let conn = Connection::open(path).map_err(sql("cannot open the database file"))?;
+    conn.busy_timeout(std::time::Duration::from_secs(30))
+        .map_err(sql("cannot open the database file"))?;
+    Ok(conn)
+}
+
+/// Runs `indexa backup` with SQLite's online backup: all pages are copied in one step, inside
+/// one read transaction, so the copy is one consistent snapshot even while writers run. The
+/// copy is written to a scratch file in DIR and renamed into place when complete.
+///
+/// # Errors
+/// `NotFoundError` for a missing database; `ConstraintError` if DIR already holds the
+/// database (without `--replace`); `UnknownError` for I/O and SQLite failures.
+pub fn backup(dir: &DataDir, a: &BackupArgs) -> CmdResult {
+    let source = existing_file(dir, &a.db)?;
+    let target_dir = Factory::open_dir(&a.dir)?;
+    let target = target_dir.database_path(&a.db);
+    if target.exists() && !a.replace {
+        return Err(CliError::new(
+            "ConstraintError",
+            format!(
+                "{} already holds database {:?} (backup --replace replaces it)",
+                a.dir.display(),
+                a.db
+            ),
+        )
+        .into());
+    }
+    let scratch = tempfile::Builder::new()
+        .prefix(".backup-")
+        .tempfile_in(&a.dir)
+        .map_err(|e| {
+            CliError::new(
+                "UnknownError",
+                format!("cannot create a file in {}: {e}", a.dir.display()),
+            )
+        })?;
+    {
+        let src = open(&source)?;
+        let mut dst = open(scratch.path())?;
+        let copy = Backup::new(&src, &mut dst).map_err(sql("backup failed"))?;
+        // All pages in one step; a busy or locked source copies nothing, so try again.
+        let mut waited = 0;
+        loop {
+            match copy.step(-1).map_err(sql("backup failed"))? {
+                StepResult::Done => break,
+                _ if waited < 30_000 => {
+                    std::thread::sleep(std::time::Duration::from_millis(50));
+                    waited += 50;
+                }
+                _ => {
+                    return Err(CliError::new(
+                        "UnknownError",
+                        "backup failed: the database stayed locked for 30 s",
+                    )
+                    .into())
+                }
+            }
+        }
+    }
+    if a.replace {
+        target_dir.delete_database(&a.db)?;
+    }
+    scratch.persist(&target).map_err(|e| {
+        CliError::new(
+            "UnknownError",
+            format!("cannot write {}: {}", target.display(), e.error),
+        )
+    })?;
+    let _ = writeln!(
+        io::stderr().lock(),
+        "backed up {} to {}",
+        a.db,
+        target.display()
+    );
+    Ok(())
+}
+
+/// Runs `indexa vacuum`: SQLite's `VACUUM`, which rewrites the file without free pages
+/// (waiting for other connections' transactions to end).
+///
+/// # Errors
+/// `NotFoundError` for a missing database; `UnknownError` for SQLite failures.
+pub fn vacuum(dir: &DataDir, a: &VacuumArgs) -> CmdResult {
+    let path = existing_file(dir, &a.db)?;
+    let size = || fs::metadata(&path).map_or(0, |m| m.len());
+    let before = size();
+    let conn = open(&path)?;
+    conn.execute_batch("VACUUM; PRAGMA wal_checkpoint(TRUNCATE);")
+        .map_err(sql("vacuum failed"))?;
+    drop(conn);
+    let _ = writeln!(
+        io::stderr().lock(),
+        "vacuumed {}: {before} bytes before, {} after",
+        a.db,
+        size()
+    );
+    Ok(())
+}

@@ -1,0 +1,159 @@
+//! `indexa backup` and `indexa vacuum`.
+
+mod common;
+
+use std::process::{Command, Stdio};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+
+use common::{script, Env};
+
+fn ok(env: &Env, args: &[&str]) -> String {
+    let run = env.run(args);
+    assert_eq!(run.code, 0, "{args:?}: {run:?}");
+    run.stdout
+}
+
+fn indexa(data_dir: &std::path::Path, args: &[&str]) -> std::process::Output {
+    Command::new(env!("CARGO_BIN_EXE_indexa"))
+        .arg("--data-dir")
+        .arg(data_dir)
+        .args(args)
+        .stdin(Stdio::null())
+        .output()
+        .unwrap()
+}
+
+#[test]
+fn a_backup_taken_while_a_writer_runs_opens_and_passes_check() {
+    let env = Env::new();
+    ok(&env, &["create-store", "db", "s", "--auto-increment"]);
+    ok(&env, &["create-index", "db", "s", "n", "n"]);
+    // A writer adding records in transactions of 50 until told to stop.
+    let stop = Arc::new(AtomicBool::new(false));
+    let writer = {
+        let (stop, dir) = (stop.clone(), env.data_dir());
+        std::thread::spawn(move || {
+            let batch: String = (0..50)
+                .map(|i| format!("{{\"op\":\"add\",\"store\":\"s\",\"value\":{{\"n\":{i}}}}}\n"))
+                .collect();
+            let mut rounds = 0;
+            while !stop.load(Ordering::Relaxed) || rounds < 3 {
+                let mut child = Command::new(env!("CARGO_BIN_EXE_indexa"))
+                    .arg("--data-dir")
+                    .arg(&dir)
+                    .args(["batch", "db"])
+                    .stdin(Stdio::piped())
+                    .stdout(Stdio::null())
+                    .spawn()
+                    .unwrap();
+                std::io::Write::write_all(child.stdin.as_mut().unwrap(), batch.as_bytes()).unwrap();
+                drop(child.stdin.take());
+                assert!(child.wait().unwrap().success());
+                rounds += 1;
+            }
+            rounds
+        })
+    };
+    let backups = env.dir.path().join("backups");
+    std::thread::sleep(std::time::Duration::from_millis(300));
+    let run = env.run(&["backup", "db", backups.to_str().unwrap()]);
+    stop.store(true, Ordering::Relaxed);
+    let rounds = writer.join().unwrap();
+    assert_eq!(run.code, 0, "{run:?}");
+    assert_eq!(
+        run.stderr,
+        format!(
+            "backed up db to {}\n",
+            backups.join("db-db.indexa").display()
+        )
+    );
+    let check = indexa(&backups, &["check", "db"]);
+    assert!(check.status.success(), "{check:?}");
+    // Whole writer transactions only: a multiple of 50 records.
+    let count: u64 = String::from_utf8(indexa(&backups, &["query", "db", "s", "--count"]).stdout)
+        .unwrap()
+        .trim()
+        .parse()
+        .unwrap();
+    assert_eq!(count % 50, 0, "{count}");
+    assert!(count <= rounds * 50);
+    assert_eq!(
+        String::from_utf8(indexa(&backups, &["list"]).stdout).unwrap(),
+        "db\t2\n"
+    );
+}
+
+#[test]
+fn backup_refuses_to_overwrite_unless_replace() {
+    let env = Env::new();
+    ok(&env, &["create-store", "db", "s"]);
+    ok(&env, &["put", "db", "s", "1", "--key", "1"]);
+    let backups = env.dir.path().join("b");
+    ok(&env, &["backup", "db", backups.to_str().unwrap()]);
+    ok(&env, &["put", "db", "s", "2", "--key", "1"]);
+    let run = env.run(&["backup", "db", backups.to_str().unwrap()]);
+    assert_eq!(run.code, 1);
+    assert_eq!(run.stderr, format!("indexa: ConstraintError: {} already holds database \"db\" (backup --replace replaces it)\n", backups.display()));
+    assert_eq!(
+        String::from_utf8(indexa(&backups, &["get", "db", "s", "1"]).stdout).unwrap(),
+        "1\n"
+    );
+    ok(
+        &env,
+        &["backup", "db", backups.to_str().unwrap(), "--replace"],
+    );
+    assert_eq!(
+        String::from_utf8(indexa(&backups, &["get", "db", "s", "1"]).stdout).unwrap(),
+        "2\n"
+    );
+    let run = env.run(&["backup", "nope", backups.to_str().unwrap()]);
+    assert_eq!(run.code, 1);
+    assert!(
+        run.stderr
+            .starts_with("indexa: NotFoundError: database \"nope\" does not exist"),
+        "{}",
+        run.stderr
+    );
+}
+
+#[test]
+fn vacuum_shrinks_the_file_and_keeps_the_data() {
+    let env = Env::new();
+    ok(&env, &["create-store", "db", "s"]);
+    let big = format!("\"{}\"", "x".repeat(100_000));
+    let lines: Vec<String> = (0..40)
+        .map(|i| format!("{{\"op\":\"put\",\"store\":\"s\",\"key\":{i},\"value\":{big}}}"))
+        .collect();
+    let (_, code) = env.batch(
+        "db",
+        &[],
+        &script(&lines.iter().map(String::as_str).collect::<Vec<_>>()),
+    );
+    assert_eq!(code, 0);
+    ok(&env, &["delete", "db", "s", "--lower", "1"]);
+    let file = env.data_dir().join("db-db.indexa");
+    let run = env.run(&["vacuum", "db"]);
+    assert_eq!(run.code, 0, "{run:?}");
+    let after = std::fs::metadata(&file).unwrap().len();
+    assert!(after < 1_000_000, "{after}");
+    assert!(run.stderr.starts_with("vacuumed db: "), "{}", run.stderr);
+    assert!(
+        run.stderr
+            .ends_with(&format!(" bytes before, {after} after\n")),
+        "{}",
+        run.stderr
+    );
+    assert_eq!(ok(&env, &["query", "db", "s", "--count"]), "1\n");
+    assert_eq!(
+        indexa(&env.data_dir(), &["check", "db"]).status.code(),
+        Some(0)
+    );
+    let run = env.run(&["vacuum", "nope"]);
+    assert_eq!(run.code, 1);
+    assert!(
+        run.stderr.starts_with("indexa: NotFoundError: "),
+        "{}",
+        run.stderr
+    );
+}

@@ -1,0 +1,217 @@
+//! `indexa check`: a healthy database passes; each injected fault is reported.
+
+mod common;
+
+use common::{script, Env};
+use indexa::{encode_key, Key};
+use rusqlite::{params, Connection};
+
+/// A database with an auto-increment store (keys 1..=3) and a store with two indexes.
+fn setup(env: &Env) {
+    let (_, code) = env.batch(
+        "db",
+        &["--version", "1"],
+        &script(&[
+            r#"{"op":"createObjectStore","name":"auto","autoIncrement":true}"#,
+            r#"{"op":"add","store":"auto","value":"a"}"#,
+            r#"{"op":"add","store":"auto","value":"b"}"#,
+            r#"{"op":"add","store":"auto","value":"c"}"#,
+            r#"{"op":"createObjectStore","name":"people","keyPath":"id"}"#,
+            r#"{"op":"createIndex","store":"people","name":"name","keyPath":"name"}"#,
+            r#"{"op":"createIndex","store":"people","name":"tags","keyPath":"tags","multiEntry":true}"#,
+            r#"{"op":"add","store":"people","value":{"id":1,"name":"Ada","tags":["x","y"]}}"#,
+            r#"{"op":"add","store":"people","value":{"id":2,"name":"Bob","tags":[]}}"#,
+        ]),
+    );
+    assert_eq!(code, 0);
+}
+
+fn sqlite(env: &Env) -> Connection {
+    let conn = Connection::open(env.data_dir().join("db-db.indexa")).unwrap();
+    conn.busy_timeout(std::time::Duration::from_secs(10))
+        .unwrap();
+    conn
+}
+
+fn store_id(conn: &Connection, name: &str) -> i64 {
+    conn.query_row("SELECT id FROM object_store WHERE name = ?1", [name], |r| {
+        r.get(0)
+    })
+    .unwrap()
+}
+
+fn index_id(conn: &Connection, name: &str) -> i64 {
+    conn.query_row(
+        "SELECT id FROM object_store_index WHERE name = ?1",
+        [name],
+        |r| r.get(0),
+    )
+    .unwrap()
+}
+
+fn k(key: impl Into<Key>) -> Vec<u8> {
+    encode_key(&key.into())
+}
+
+/// Injects one fault, runs check and returns its stdout (asserting exit status 1).
+fn fault(inject: impl FnOnce(&Connection)) -> String {
+    let env = Env::new();
+    setup(&env);
+    inject(&sqlite(&env));
+    let run = env.run(&["check", "db"]);
+    assert_eq!(run.code, 1, "{run:?}");
+    assert!(
+        run.stderr.starts_with("checked db: 2 object stores, "),
+        "{}",
+        run.stderr
+    );
+    run.stdout
+}
+
+#[test]
+fn a_healthy_database_passes() {
+    let env = Env::new();
+    setup(&env);
+    let run = env.run(&["check", "db"]);
+    assert_eq!((run.code, run.stdout.as_str()), (0, ""));
+    assert_eq!(
+        run.stderr,
+        "checked db: 2 object stores, 5 records, 0 problems\n"
+    );
+}
+
+#[test]
+fn a_missing_index_entry_is_reported() {
+    let out = fault(|c| {
+        c.execute(
+            "DELETE FROM index_entry WHERE index_id = ?1 AND key = ?2",
+            params![index_id(c, "tags"), k("y")],
+        )
+        .unwrap();
+    });
+    assert_eq!(out, "{\"problem\":\"missingIndexEntry\",\"store\":\"people\",\"index\":\"tags\",\"key\":\"y\",\"primaryKey\":1}\n");
+}
+
+#[test]
+fn an_extra_index_entry_is_reported() {
+    let out = fault(|c| {
+        c.execute(
+            "INSERT INTO index_entry (index_id, key, primary_key) VALUES (?1, ?2, ?3)",
+            params![index_id(c, "name"), k("Zed"), k(2)],
+        )
+        .unwrap();
+    });
+    assert_eq!(out, "{\"problem\":\"extraIndexEntry\",\"store\":\"people\",\"index\":\"name\",\"key\":\"Zed\",\"primaryKey\":2}\n");
+}
+
+#[test]
+fn a_dangling_index_entry_is_reported() {
+    let out = fault(|c| {
+        c.execute(
+            "INSERT INTO index_entry (index_id, key, primary_key) VALUES (?1, ?2, ?3)",
+            params![index_id(c, "name"), k("Eve"), k(9)],
+        )
+        .unwrap();
+    });
+    assert_eq!(out, "{\"problem\":\"danglingIndexEntry\",\"store\":\"people\",\"index\":\"name\",\"key\":\"Eve\",\"primaryKey\":9}\n");
+}
+
+#[test]
+fn an_undecodable_key_is_reported() {
+    let out = fault(|c| {
+        c.execute(
+            "UPDATE record SET key = X'FF01' WHERE object_store_id = ?1 AND key = ?2",
+            params![store_id(c, "auto"), k(2)],
+        )
+        .unwrap();
+    });
+    assert!(out.starts_with("{\"problem\":\"undecodableKey\",\"store\":\"auto\",\"bytes\":{\"$binary\":\"/wE=\"},\"message\":\""), "{out}");
+    assert_eq!(out.lines().count(), 1, "{out}");
+}
+
+#[test]
+fn an_undecodable_value_is_reported() {
+    let out = fault(|c| {
+        c.execute(
+            "UPDATE record SET value = X'0199' WHERE object_store_id = ?1 AND key = ?2",
+            params![store_id(c, "auto"), k(3)],
+        )
+        .unwrap();
+    });
+    assert!(out.starts_with("{\"problem\":\"undecodableValue\",\"store\":\"auto\",\"key\":3,\"message\":\"corrupt value: "), "{out}");
+    assert_eq!(out.lines().count(), 1, "{out}");
+}
+
+#[test]
+fn a_non_canonical_value_is_reported() {
+    // 1 written in the 8-byte number form decodes, but encodes as a small int.
+    let out = fault(|c| {
+        c.execute("UPDATE record SET value = X'0104000000000000F03F' WHERE object_store_id = ?1 AND key = ?2", params![store_id(c, "auto"), k(1)]).unwrap();
+    });
+    assert_eq!(
+        out,
+        "{\"problem\":\"nonCanonicalValue\",\"store\":\"auto\",\"key\":1}\n"
+    );
+}
+
+#[test]
+fn a_generator_below_the_largest_key_is_reported() {
+    let out = fault(|c| {
+        c.execute(
+            "UPDATE object_store SET current_number = 3 WHERE name = 'auto'",
+            [],
+        )
+        .unwrap();
+    });
+    assert_eq!(
+        out,
+        "{\"problem\":\"keyGeneratorBelowKey\",\"store\":\"auto\",\"currentNumber\":3,\"key\":3}\n"
+    );
+}
+
+#[test]
+fn a_record_whose_in_line_key_differs_is_reported() {
+    let out = fault(|c| {
+        let value = indexa::encode_value(
+            &indexa::parse_value(r#"{"id":7,"name":"Bob","tags":[]}"#).unwrap(),
+        );
+        c.execute(
+            "UPDATE record SET value = ?1 WHERE object_store_id = ?2 AND key = ?3",
+            params![value, store_id(c, "people"), k(2)],
+        )
+        .unwrap();
+    });
+    assert_eq!(
+        out,
+        "{\"problem\":\"inLineKeyMismatch\",\"store\":\"people\",\"key\":2}\n"
+    );
+}
+
+#[test]
+fn a_missing_database_is_not_found() {
+    let env = Env::new();
+    let run = env.run(&["check", "nope"]);
+    assert_eq!((run.code, run.stdout.as_str()), (1, ""));
+    assert!(
+        run.stderr
+            .starts_with("indexa: NotFoundError: database \"nope\" does not exist"),
+        "{}",
+        run.stderr
+    );
+}
+
+#[test]
+fn an_exhausted_generator_above_the_largest_key_is_healthy() {
+    let env = Env::new();
+    let (_, code) = env.batch(
+        "db",
+        &["--version", "1"],
+        &script(&[
+            r#"{"op":"createObjectStore","name":"x","autoIncrement":true}"#,
+            r#"{"op":"put","store":"x","value":1,"key":9007199254740992}"#,
+        ]),
+    );
+    assert_eq!(code, 0);
+    let run = env.run(&["check", "db"]);
+    assert_eq!((run.code, run.stdout.as_str()), (0, ""), "{run:?}");
+}
