@@ -4,7 +4,7 @@ const lib = require('./index.js');
 
 const names = [
   'IDBFactory', 'IDBDatabase', 'IDBTransaction', 'IDBObjectStore', 'IDBIndex', 'IDBCursor',
-  'IDBCursorWithValue', 'IDBRequest', 'IDBOpenDBRequest', 'IDBVersionChangeEvent', 'IDBKeyRange',
+  'IDBCursorWithValue', 'IDBRequest', 'IDBOpenDBRequest', 'IDBVersionChangeEvent', 'IDBKeyRange', 'IDBRecord',
 ];
 for (const name of names) {
   Object.defineProperty(globalThis, name, { value: lib[name], writable: true, configurable: true, enumerable: false });

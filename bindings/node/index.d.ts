@@ -53,3 +53,36 @@ export declare const IDBKeyRange: typeof globalThis.IDBKeyRange;
 export type IDBKeyRange = globalThis.IDBKeyRange;
 export declare const DOMStringList: typeof globalThis.DOMStringList;
 export type DOMStringList = globalThis.DOMStringList;
+
+/** IndexedDB 3.0's IDBGetAllOptions, taken by getAll(), getAllKeys() and getAllRecords(). */
+export interface IDBGetAllOptions {
+  /** A key or key range; absent or null: every record. */
+  query?: IDBValidKey | IDBKeyRange | null;
+  /** At most this many results; absent or 0: all. */
+  count?: number;
+  /** Default "next"; the unique directions keep one record per index key. */
+  direction?: IDBCursorDirection;
+}
+
+/** IndexedDB 3.0's IDBRecord: one result of getAllRecords(). */
+export interface IDBRecord<T = any> {
+  /** The index key (on an object store, the record's key). */
+  readonly key: IDBValidKey;
+  readonly primaryKey: IDBValidKey;
+  readonly value: T;
+}
+export declare const IDBRecord: { prototype: IDBRecord };
+
+// IndexedDB 3.0's reads that TypeScript's lib.dom does not have yet.
+declare global {
+  interface IDBObjectStore {
+    getAll(options?: IDBGetAllOptions): IDBRequest<any[]>;
+    getAllKeys(options?: IDBGetAllOptions): IDBRequest<IDBValidKey[]>;
+    getAllRecords(options?: IDBGetAllOptions): IDBRequest<IDBRecord[]>;
+  }
+  interface IDBIndex {
+    getAll(options?: IDBGetAllOptions): IDBRequest<any[]>;
+    getAllKeys(options?: IDBGetAllOptions): IDBRequest<IDBValidKey[]>;
+    getAllRecords(options?: IDBGetAllOptions): IDBRequest<IDBRecord[]>;
+  }
+}

@@ -16,6 +16,7 @@ export const {
   IDBOpenDBRequest,
   IDBVersionChangeEvent,
   IDBKeyRange,
+  IDBRecord,
   DOMStringList,
 } = lib;
 export const indexedDB = lib.indexedDB;

@@ -6,7 +6,7 @@ const native = require('./native.js');
 const { rethrow, named } = require('./errors.js');
 const { IDBEvent, IDBVersionChangeEvent, IDBEventTarget, defineHandlers, dispatch } = require('./events.js');
 const { IDBKeyRange, toRange, cmp } = require('./keyrange.js');
-const { cloneForStorage, revive } = require('./values.js');
+const { cloneForStorage, withBlobBytes, revive } = require('./values.js');
 
 const internal = Symbol('internal');
 let nextTxId = 1;
@@ -54,13 +54,40 @@ function compareStrings(a, b) {
 class Connection {
   constructor(factory) {
     this.pending = new Map();
+    this.held = [];
     this.nextId = 1;
     this.busy = 0;
     this.native = new native.NativeConnection(factory, (replies) => this.onReplies(replies));
   }
 
-  /** Calls native method `method` with a fresh op id; `done(errorName, result)` gets the reply. */
-  submit(method, args, done) {
+  /**
+   * Calls native method `method` with a fresh op id; `done(errorName, result)` gets the reply.
+   * With `ready` (a promise of the arguments: a write waiting for Blob bytes), the call and
+   * every later one wait until it settles, so the engine sees ops in the order submitted.
+   */
+  submit(method, args, done, ready) {
+    if (ready === undefined && this.held.length === 0) {
+      this.send(method, args, done);
+      return;
+    }
+    const entry = { method, args, done, ready: ready === undefined, error: null };
+    this.held.push(entry);
+    if (ready !== undefined) {
+      ready.then((a) => { entry.args = a; }, (e) => { entry.error = e; })
+        .then(() => { entry.ready = true; this.release(); });
+    }
+  }
+
+  /** Runs a native check of `method`'s arguments (its last argument: check only) now. */
+  check(method, args) {
+    try {
+      this.native[method](0, ...args, true);
+    } catch (e) {
+      throw rethrow(e);
+    }
+  }
+
+  send(method, args, done) {
     const id = this.nextId++;
     try {
       this.native[method](id, ...args);
@@ -69,6 +96,20 @@ class Connection {
     }
     this.pending.set(id, done);
     if (this.busy++ === 0) this.native.setBusy(true);
+  }
+
+  /** Sends the held calls whose arguments are ready, in order; a failure becomes the reply. */
+  release() {
+    while (this.held.length > 0 && this.held[0].ready) {
+      const { method, args, done, error } = this.held.shift();
+      try {
+        if (error !== null) throw error;
+        this.send(method, args, done);
+      } catch (e) {
+        const err = rethrow(e);
+        done(err.name || 'UnknownError', err.message);
+      }
+    }
   }
 
   onReplies(replies) {
@@ -662,14 +703,20 @@ function checkActive(tx) {
   if (s !== 'active') throw new DOMException(`the transaction is ${s === 'finished' ? 'finished' : 'not active'}`, 'TransactionInactiveError');
 }
 
-/** Places a request; `convert(result)` maps the native result to the request's result. */
-function placeRequest(tx, source, method, args, convert, request) {
+/**
+ * Places a request; `convert(result)` maps the native result to the request's result;
+ * `ready`, a promise of the arguments, delays the native call (see `Connection.submit`).
+ */
+function placeRequest(tx, source, method, args, convert, request, ready) {
   const ti = tx[internal];
   const r = request || newRequest(IDBRequest, source, tx);
-  ti.db[internal].conn.submit(method, args, (err, result) => {
+  const conn = ti.db[internal].conn;
+  // Behind a held write, a value's synchronous checks still throw here.
+  if (ready === undefined && conn.held.length > 0 && CHECKED_WRITES.has(method)) conn.check(method, args);
+  conn.submit(method, args, (err, result) => {
     runServedStep(ti);
     settle(tx, r, convert, err, result);
-  });
+  }, ready);
   ti.pending++;
   ti.requests.add(r);
   return r;
@@ -689,6 +736,42 @@ function placeWrite(tx, source, method, args) {
  */
 function release(ti, r) {
   if (!(r[internal].result instanceof IDBCursor)) ti.requests.delete(r);
+}
+
+/** Writes whose native call checks the value (and takes a last "check only" argument). */
+const CHECKED_WRITES = new Set(['put', 'cursorUpdate']);
+
+/**
+ * The clone of a value to write (StructuredSerializeForStorage), made while the transaction
+ * is inactive, so that getters the clone runs cannot place requests.
+ */
+function cloneWhileInactive(tx, value) {
+  const ti = tx[internal];
+  ti.state = 'inactive';
+  try {
+    return cloneForStorage(value);
+  } finally {
+    if (ti.state === 'inactive') ti.state = 'active';
+  }
+}
+
+/**
+ * Places a write of the clone `c`, whose serialization sits at `args[bytesAt]`. A clone
+ * holding Blobs is checked now, then waits for the Blobs' bytes (Node gives them only
+ * asynchronously) before its native call; later calls wait behind it, so the write keeps
+ * its place in request order and the commit waits for it.
+ */
+function placeCloneWrite(tx, source, method, args, c, bytesAt) {
+  if (c.blobs.length === 0) return placeWrite(tx, source, method, args);
+  const conn = tx[internal].db[internal].conn;
+  conn.check(method, args);
+  dropReadAhead(tx);
+  const ready = Promise.all(c.blobs.map((b) => b.arrayBuffer())).then((contents) => {
+    const full = args.slice();
+    full[bytesAt] = withBlobBytes(c.bytes, c.blobs, contents);
+    return full;
+  });
+  return placeRequest(tx, source, method, args, undefined, undefined, ready);
 }
 
 /** A request of `tx` is done: its result (or error) is set and its event fired. */
@@ -782,10 +865,11 @@ class IDBObjectStore {
     const tx = si.tx;
     checkActive(tx);
     if (tx[internal].mode === 'readonly') throw new DOMException('the transaction is readonly', 'ReadOnlyError');
-    const [v, clone] = cloneForStorage(value);
+    const c = cloneWhileInactive(tx, value);
+    checkActive(tx);
     const m = si.meta;
-    return placeWrite(tx, this, 'put',
-      [tx[internal].id, m.name, v, clone, key, noOverwrite, m.keyPath === null ? undefined : m.keyPath, m.autoIncrement]);
+    return placeCloneWrite(tx, this, 'put',
+      [tx[internal].id, m.name, c.value, c.bytes, key, noOverwrite, m.keyPath === null ? undefined : m.keyPath, m.autoIncrement], c, 3);
   }
 
   delete(query) {
@@ -804,8 +888,9 @@ class IDBObjectStore {
 
   get(query) { return read(this, null, 'get', toRange(query, true)); }
   getKey(query) { return read(this, null, 'getKey', toRange(query, true)); }
-  getAll(query, count) { return read(this, null, 'getAll', toRange(query, false), countArg(count)); }
-  getAllKeys(query, count) { return read(this, null, 'getAllKeys', toRange(query, false), countArg(count)); }
+  getAll(queryOrOptions, count) { return readAll(this, 'getAll', getAllArgs(queryOrOptions, count)); }
+  getAllKeys(queryOrOptions, count) { return readAll(this, 'getAllKeys', getAllArgs(queryOrOptions, count)); }
+  getAllRecords(options) { return readAll(this, 'getAllRecords', getAllOptions(options)); }
   count(query) { return read(this, null, 'count', toRange(query, false)); }
 
   openCursor(query, direction = 'next') { return openCursor(this, null, query, direction, false); }
@@ -851,16 +936,80 @@ class IDBObjectStore {
   }
 }
 
-function read(source, index, kind, range, count) {
+function read(source, index, kind, range, count, direction) {
   const si = source instanceof IDBIndex ? liveIndex(source).store[internal] : liveStore(source);
   const tx = si.tx;
   checkActive(tx);
   const kp = si.meta.keyPath;
-  const convert = kind === 'get' ? (v) => revive(v, kp)
-    : kind === 'getAll' ? (vs) => { for (let i = 0; i < vs.length; i++) vs[i] = revive(vs[i], kp); return vs; }
-      : null;
+  let convert = null;
+  if (kind === 'get') convert = (v) => revive(v, kp);
+  else if (kind === 'getAll') convert = (vs) => { for (let i = 0; i < vs.length; i++) vs[i] = revive(vs[i], kp); return vs; };
+  else if (kind === 'getAllRecords') convert = (rows) => recordsOf(rows, kp);
   const indexName = source instanceof IDBIndex ? source[internal].meta.name : undefined;
-  return placeRequest(tx, source, 'read', [tx[internal].id, si.meta.name, indexName, kind, range, count], convert);
+  return placeRequest(tx, source, 'read',
+    [tx[internal].id, si.meta.name, indexName, kind, range, count, direction], convert);
+}
+
+// ---- getAll(), getAllKeys(), getAllRecords() and IDBGetAllOptions ----
+
+/** The spec's "is a potentially valid key": a Number, String, Date, Array or BufferSource. */
+function isPotentiallyValidKey(value) {
+  return typeof value === 'number' || typeof value === 'string' || value instanceof Date
+    || Array.isArray(value) || value instanceof ArrayBuffer || ArrayBuffer.isView(value);
+}
+
+/**
+ * The IDBGetAllOptions dictionary (WebIDL conversion: members in lexicographic order, count
+ * with [EnforceRange], direction an IDBCursorDirection, query converted to a key range).
+ */
+function getAllOptions(options) {
+  if (options !== undefined && options !== null && typeof options !== 'object' && typeof options !== 'function') {
+    throw new TypeError('the options are not an IDBGetAllOptions dictionary');
+  }
+  const o = options || {};
+  const count = countArg(o.count);
+  const d = o.direction;
+  const direction = d === undefined ? 'next' : String(d);
+  if (!DIRECTIONS.includes(direction)) throw new TypeError(`${JSON.stringify(direction)} is not a cursor direction`);
+  return [toRange(o.query, false), count, direction];
+}
+
+/**
+ * getAll()/getAllKeys() arguments (IndexedDB 3.0 "create a request to retrieve multiple
+ * items"): null, undefined, a key range or a potentially valid key is the query, with
+ * `count`; anything else
+ * is an IDBGetAllOptions dictionary, and `count` is then ignored.
+ */
+function getAllArgs(queryOrOptions, count) {
+  if (queryOrOptions === undefined || queryOrOptions === null
+    || queryOrOptions instanceof IDBKeyRange || isPotentiallyValidKey(queryOrOptions)) {
+    return [toRange(queryOrOptions, false), countArg(count), 'next'];
+  }
+  return getAllOptions(queryOrOptions);
+}
+
+function readAll(source, kind, [range, count, direction]) {
+  return read(source, null, kind, range, count, direction);
+}
+
+/** IDBRecord (IndexedDB 3.0): a record's key, primary key and value. */
+class IDBRecord {
+  constructor() { illegal(); }
+  get key() { return this[internal].key; }
+  get primaryKey() { return this[internal].primaryKey; }
+  get value() { return this[internal].value; }
+}
+Object.defineProperty(IDBRecord.prototype, Symbol.toStringTag, { value: 'IDBRecord', configurable: true });
+
+/** `[key, primaryKey, value, …]` from the native layer as IDBRecords. */
+function recordsOf(rows, kp) {
+  const records = [];
+  for (let i = 0; i < rows.length; i += 3) {
+    const r = Object.create(IDBRecord.prototype);
+    r[internal] = { key: rows[i], primaryKey: rows[i + 1], value: revive(rows[i + 2], kp) };
+    records.push(r);
+  }
+  return records;
 }
 
 // ---- IDBIndex ----
@@ -906,8 +1055,9 @@ class IDBIndex {
 
   get(query) { return read(this, this, 'get', toRange(query, true)); }
   getKey(query) { return read(this, this, 'getKey', toRange(query, true)); }
-  getAll(query, count) { return read(this, this, 'getAll', toRange(query, false), countArg(count)); }
-  getAllKeys(query, count) { return read(this, this, 'getAllKeys', toRange(query, false), countArg(count)); }
+  getAll(queryOrOptions, count) { return readAll(this, 'getAll', getAllArgs(queryOrOptions, count)); }
+  getAllKeys(queryOrOptions, count) { return readAll(this, 'getAllKeys', getAllArgs(queryOrOptions, count)); }
+  getAllRecords(options) { return readAll(this, 'getAllRecords', getAllOptions(options)); }
   count(query) { return read(this, this, 'count', toRange(query, false)); }
   openCursor(query, direction = 'next') { return openCursor(this, this, query, direction, false); }
   openKeyCursor(query, direction = 'next') { return openCursor(this, this, query, direction, true); }
@@ -1185,9 +1335,10 @@ class IDBCursor {
     if (ci.tx[internal].mode === 'readonly') throw new DOMException('the transaction is readonly', 'ReadOnlyError');
     if (ci.storeMeta.deleted) throw new DOMException('the cursor\'s source has been deleted', 'InvalidStateError');
     if (!ci.gotValue || ci.keyOnly) throw new DOMException('the cursor is not positioned on a record with a value', 'InvalidStateError');
-    const [v, clone] = cloneForStorage(value);
+    const c = cloneWhileInactive(ci.tx, value);
+    checkActive(ci.tx);
     const kp = ci.storeMeta.keyPath;
-    return placeWrite(ci.tx, this, 'cursorUpdate', [ci.id, v, clone, kp === null ? undefined : kp, ci.primaryKey]);
+    return placeCloneWrite(ci.tx, this, 'cursorUpdate', [ci.id, c.value, c.bytes, kp === null ? undefined : kp, ci.primaryKey], c, 2);
   }
 
   delete() {
@@ -1216,5 +1367,6 @@ module.exports = {
   IDBOpenDBRequest,
   IDBVersionChangeEvent,
   IDBKeyRange,
+  IDBRecord,
   DOMStringList,
 };

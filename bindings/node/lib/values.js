@@ -1,78 +1,174 @@
 'use strict';
 // Structured clone of record values (HTML "StructuredSerializeForStorage").
 //
-// A value the engine's value model holds exactly (primitives, plain objects, dense arrays,
-// Dates, ArrayBuffers, no shared or cyclic references) is stored as engine values, readable
-// by every Indexa tool. Anything else structured clone carries (Maps, Sets, typed arrays,
-// BigInts, RegExps, Errors, boxed primitives, sparse arrays, shared references, cycles …) is
-// stored as V8's own serialization (`v8.serialize`, what `structuredClone` uses) beside a
-// projection of the value: the projection carries what key paths can reach (own properties,
-// Dates, binary data, arrays), so the engine computes keys and index keys as usual.
+// The value is read once, as structured clone reads it: plain objects and dense arrays are
+// copied (getters run once), and a copy the engine's value model holds exactly (primitives,
+// plain objects, dense arrays, Dates, ArrayBuffers, no shared or cyclic references) is
+// stored as engine values, readable by every Indexa tool. Anything else structured clone
+// carries (Maps, Sets, typed arrays, BigInts, RegExps, Errors, boxed primitives, sparse
+// arrays, shared references, cycles, Blobs and Files …) is serialized with V8's value
+// serializer (what `structuredClone` uses, without Node's Buffer special case, so a Buffer
+// comes back as a plain Uint8Array) and deserialized once: key paths are evaluated on that
+// clone, never on the live value. It is stored as its serialization beside a projection of
+// the clone: the projection carries what key paths can reach (own properties, Dates, binary
+// data, arrays, a Blob's size and type, a File's name and lastModified), so the engine
+// computes keys and index keys as usual.
+//
+// The serialization starts with a format byte:
+// - FORMAT_V8: V8's serialization follows;
+// - FORMAT_BLOBS: a little-endian u32 length, that many bytes of JSON describing the Blobs
+//   (`[{size, type, name?, lastModified?}]`), their bytes one after the other, then V8's
+//   serialization, in which each Blob or File is a host object holding its index;
+// - 0xFF (V8's own version tag): written by `v8.serialize` before these formats existed, read
+//   with `v8.deserialize`.
 
 const v8 = require('node:v8');
 const types = require('node:util').types;
 
 const CLONE_FIELD = '\u0000v8';
+const FORMAT_V8 = 0x01;
+const FORMAT_BLOBS = 0x02;
+
+function dataCloneError(message) {
+  return new DOMException(`the value cannot be cloned: ${message}`, 'DataCloneError');
+}
+
+/** V8's serializer; a Blob or File is written as its index in `blobs`, other host objects fail. */
+class StorageSerializer extends v8.Serializer {
+  constructor(blobs) {
+    super();
+    this.blobs = blobs;
+  }
+
+  _writeHostObject(object) {
+    if (!(object instanceof Blob)) throw dataCloneError(`${Object.prototype.toString.call(object)} is a platform object`);
+    this.writeUint32(this.blobs.length);
+    this.blobs.push(object);
+  }
+
+  _getDataCloneError(message) {
+    return dataCloneError(message);
+  }
+}
+
+class StorageDeserializer extends v8.Deserializer {
+  constructor(bytes, blobs) {
+    super(bytes);
+    this.blobs = blobs;
+  }
+
+  _readHostObject() {
+    const blob = this.blobs[this.readUint32()];
+    if (blob === undefined) throw new DOMException('a stored value refers to a Blob it does not hold', 'UnknownError');
+    return blob;
+  }
+}
+
+function serialize(value, blobs) {
+  const s = new StorageSerializer(blobs);
+  s.writeHeader();
+  s.writeValue(value);
+  return s.releaseBuffer();
+}
+
+function deserialize(bytes, blobs) {
+  const d = new StorageDeserializer(bytes, blobs);
+  d.readHeader();
+  return d.readValue();
+}
 
 function isPlainObject(o) {
   const proto = Object.getPrototypeOf(o);
   return proto === Object.prototype || proto === null;
 }
 
-/** True when `value` is held exactly by the engine's value model. */
-function isPlain(value) {
-  const seen = new Set();
-  const stack = [value];
-  let top = true;
-  while (stack.length > 0) {
-    const v = stack.pop();
-    const t = typeof v;
-    if (t === 'bigint' || t === 'symbol' || t === 'function') return false;
-    if (v === null || t !== 'object') continue;
-    if (seen.has(v)) return false;
-    seen.add(v);
-    if (types.isDate(v)) {
-      if (Object.keys(v).length > 0) return false;
-      continue;
-    }
-    if (types.isArrayBuffer(v)) continue;
-    if (Array.isArray(v)) {
-      if (Object.getPrototypeOf(v) !== Array.prototype) return false;
-      const keys = Object.keys(v);
-      if (keys.length !== v.length) return false;
-      for (let i = 0; i < v.length; i++) stack.push(v[i]);
-      top = false;
-      continue;
-    }
-    if (types.isProxy(v) || !isPlainObject(v)) return false;
-    for (const k of Object.keys(v)) {
-      if (top && k === CLONE_FIELD) return false;
-      stack.push(v[k]);
-    }
-    top = false;
+const IN_PROGRESS = Symbol('in progress');
+
+/**
+ * A copy of `value` that reads each property once, as structured clone does: plain objects
+ * and dense arrays are copied (with CreateDataProperty), everything else is kept as it is for
+ * V8's serializer to read. `state.plain` ends false when the value is not held exactly by
+ * the engine's value model (anything kept as it is but Dates without own properties and
+ * ArrayBuffers, or a shared reference), `state.cycle` true when a plain object or array
+ * refers back to one of its ancestors (the copy then cannot stand for the value).
+ */
+function copyPlain(value, copies, state) {
+  const t = typeof value;
+  if (t !== 'object' || value === null) {
+    if (t === 'bigint' || t === 'symbol' || t === 'function') state.plain = false;
+    return value;
   }
-  return true;
+  const known = copies.get(value);
+  if (known !== undefined) {
+    state.plain = false;
+    if (known === IN_PROGRESS) state.cycle = true;
+    return known;
+  }
+  let copy = value;
+  if (types.isDate(value)) {
+    if (Object.keys(value).length > 0) state.plain = false;
+  } else if (types.isArrayBuffer(value)) {
+    // Held as binary.
+  } else if (Array.isArray(value)) {
+    if (types.isProxy(value) || Object.getPrototypeOf(value) !== Array.prototype
+      || Object.keys(value).length !== value.length) {
+      state.plain = false;
+    } else {
+      copies.set(value, IN_PROGRESS);
+      copy = value.map((item) => copyPlain(item, copies, state));
+    }
+  } else if (types.isProxy(value) || !isPlainObject(value)) {
+    if (value instanceof Event || value instanceof EventTarget) {
+      throw dataCloneError(`${Object.prototype.toString.call(value)} is a platform object`);
+    }
+    state.plain = false;
+  } else {
+    copies.set(value, IN_PROGRESS);
+    const keys = Object.keys(value);
+    const entries = new Array(keys.length);
+    for (let i = 0; i < keys.length; i++) {
+      entries[i] = [keys[i], copyPlain(value[keys[i]], copies, state)];
+    }
+    copy = Object.fromEntries(entries);
+  }
+  copies.set(value, copy);
+  return copy;
 }
 
-/** What key paths can reach in `value`: own enumerable properties, Dates, binary data. */
+/**
+ * What key paths can reach in a clone: own enumerable properties, Dates, binary data, and
+ * the attributes the spec lets key paths name on a Blob (size, type) and a File (also name,
+ * lastModified).
+ */
 function project(value, ancestors) {
   const t = typeof value;
   if (t === 'bigint' || t === 'symbol' || t === 'function') return undefined;
   if (value === null || t !== 'object') return value;
   if (types.isDate(value) || types.isArrayBuffer(value) || ArrayBuffer.isView(value)) return value;
+  if (value instanceof Blob) {
+    const out = { size: value.size, type: value.type };
+    if (value instanceof File) {
+      out.name = value.name;
+      out.lastModified = value.lastModified;
+    }
+    return out;
+  }
   if (ancestors.has(value)) return undefined;
   ancestors.add(value);
   let out;
   if (Array.isArray(value)) {
+    // Own elements only: a hole becomes undefined (reading it would run prototype getters).
     out = new Array(value.length);
-    for (let i = 0; i < value.length; i++) out[i] = project(value[i], ancestors);
+    for (let i = 0; i < value.length; i++) {
+      defineData(out, i, Object.prototype.hasOwnProperty.call(value, i) ? project(value[i], ancestors) : undefined);
+    }
   } else if (types.isMap(value) || types.isSet(value) || types.isRegExp(value)
     || types.isBoxedPrimitive(value) || types.isNativeError(value)) {
     out = {};
   } else {
     out = {};
     for (const k of Object.keys(value)) {
-      if (k !== CLONE_FIELD) out[k] = project(value[k], ancestors);
+      if (k !== CLONE_FIELD) defineData(out, k, project(value[k], ancestors));
     }
   }
   ancestors.delete(value);
@@ -80,18 +176,52 @@ function project(value, ancestors) {
 }
 
 /**
- * Clones `value` for storage: `[engineValue, undefined]` or `[projection, v8Bytes]`.
- * Throws a `DataCloneError` DOMException for what structured clone rejects.
+ * Clones `value` for storage (structured clone, then the storage form):
+ * `{ value, bytes, blobs }` — `value` the engine value (the clone itself, or the projection
+ * when `bytes` holds the serialization), `blobs` the Blobs and Files in the value, whose
+ * bytes `withBlobBytes` adds to `bytes` once read. Throws a `DataCloneError` DOMException
+ * for what structured clone rejects (functions, symbols, WeakMaps, Events, other platform
+ * objects).
  */
 function cloneForStorage(value) {
-  if (isPlain(value)) return [value, undefined];
-  let bytes;
-  try {
-    bytes = v8.serialize(value);
-  } catch (e) {
-    throw new DOMException(`the value cannot be cloned: ${e.message}`, 'DataCloneError');
+  const state = { plain: true, cycle: false };
+  const copy = copyPlain(value, new Map(), state);
+  if (state.plain && typeof copy === 'object' && copy !== null && Object.prototype.hasOwnProperty.call(copy, CLONE_FIELD)) {
+    state.plain = false;
   }
-  return [project(value, new Set()), bytes];
+  const blobs = [];
+  if (state.plain) return { value: copy, bytes: undefined, blobs };
+  // A cyclic value is serialized as it is: its plain objects' getters then run a second time.
+  const v8Bytes = serialize(state.cycle ? value : copy, blobs);
+  const clone = deserialize(v8Bytes, blobs);
+  const bytes = blobs.length === 0 ? Buffer.concat([Buffer.of(FORMAT_V8), v8Bytes]) : v8Bytes;
+  return { value: project(clone, new Set()), bytes, blobs };
+}
+
+/** The storage bytes of a clone holding Blobs, given each Blob's bytes (in `blobs` order). */
+function withBlobBytes(v8Bytes, blobs, contents) {
+  const described = blobs.map((b, i) => (b instanceof File
+    ? { size: contents[i].byteLength, type: b.type, name: b.name, lastModified: b.lastModified }
+    : { size: contents[i].byteLength, type: b.type }));
+  const header = Buffer.from(JSON.stringify(described), 'utf8');
+  const length = Buffer.alloc(4);
+  length.writeUInt32LE(header.length);
+  return Buffer.concat([Buffer.of(FORMAT_BLOBS), length, header, ...contents.map((c) => new Uint8Array(c)), v8Bytes]);
+}
+
+/** Reads the FORMAT_BLOBS form: the Blobs and Files, and where V8's serialization starts. */
+function readBlobs(stored) {
+  const headerLength = stored.readUInt32LE(1);
+  let at = 5 + headerLength;
+  const described = JSON.parse(stored.toString('utf8', 5, at));
+  const blobs = described.map((d) => {
+    const bytes = stored.subarray(at, at + d.size);
+    at += d.size;
+    return d.name === undefined
+      ? new Blob([bytes], { type: d.type })
+      : new File([bytes], d.name, { type: d.type, lastModified: d.lastModified });
+  });
+  return { blobs, at };
 }
 
 function evaluateKeyPath(value, keyPath) {
@@ -107,23 +237,36 @@ function evaluateKeyPath(value, keyPath) {
   return v;
 }
 
+function defineData(object, name, value) {
+  Object.defineProperty(object, name, { value, writable: true, enumerable: true, configurable: true });
+}
+
+/** Injects a generated key, defining properties (CreateDataProperty: no setter runs). */
 function injectKey(value, keyPath, key) {
   const ids = keyPath.split('.');
   let v = value;
   for (let i = 0; i < ids.length - 1; i++) {
-    if (!Object.prototype.hasOwnProperty.call(v, ids[i])) v[ids[i]] = {};
+    if (!Object.prototype.hasOwnProperty.call(v, ids[i])) defineData(v, ids[i], {});
     v = v[ids[i]];
   }
-  v[ids[ids.length - 1]] = key;
+  defineData(v, ids[ids.length - 1], key);
 }
 
 /**
- * A stored value as JavaScript: values stored with V8's serialization arrive as a Buffer
- * (with the generated key, when one was injected, as `indexaKey`).
+ * A stored value as JavaScript: values stored with a serialization arrive as a Buffer (with
+ * the generated key, when one was injected, as `indexaKey`).
  */
 function revive(stored, keyPath) {
   if (!Buffer.isBuffer(stored)) return stored;
-  const value = v8.deserialize(stored);
+  let value;
+  if (stored[0] === FORMAT_V8) {
+    value = deserialize(stored.subarray(1), []);
+  } else if (stored[0] === FORMAT_BLOBS) {
+    const { blobs, at } = readBlobs(stored);
+    value = deserialize(stored.subarray(at), blobs);
+  } else {
+    value = v8.deserialize(stored);
+  }
   if (stored.indexaKey !== undefined && typeof keyPath === 'string'
     && evaluateKeyPath(value, keyPath) === undefined) {
     injectKey(value, keyPath, stored.indexaKey);
@@ -131,4 +274,4 @@ function revive(stored, keyPath) {
   return value;
 }
 
-module.exports = { cloneForStorage, revive, isPlain };
+module.exports = { cloneForStorage, withBlobBytes, revive };

@@ -15,11 +15,11 @@ use napi::{
     sys, Env, JsDate, JsObject, JsString, JsUnknown, NapiRaw, NapiValue, Result, ValueType,
 };
 
-/// The property that holds V8's serialization of a value Indexa's value model cannot hold
-/// exactly (Maps, Sets, typed arrays, BigInts, shared references, cycles …). It sits on the
-/// top-level object of the stored projection; its name is not an identifier, so no key path
-/// can reach it.
-pub const CLONE_FIELD: &str = "\u{0}v8";
+/// The property that holds the serialization of a value Indexa's value model cannot hold
+/// exactly (Maps, Sets, typed arrays, BigInts, Blobs, shared references, cycles …). It sits
+/// on the top-level object of the stored projection; its name is not an identifier, so no key
+/// path can reach it, and the text form writes it as a `$structuredClone` tag.
+pub const CLONE_FIELD: &str = indexa::STRUCTURED_CLONE_FIELD;
 
 /// A JavaScript error whose message starts with the spec's error name; the JavaScript layer
 /// turns it into a `DOMException` (or a `TypeError`) of that name.
@@ -97,6 +97,51 @@ pub fn buffer_source_bytes(env: &Env, value: &JsUnknown) -> Result<Option<Vec<u8
     Ok(None)
 }
 
+/// Whether a BufferSource's ArrayBuffer is detached (a detached buffer is not a valid key:
+/// IndexedDB 3.0 "convert a value to a key", BufferSource step).
+fn is_detached(env: &Env, value: &JsUnknown) -> Result<bool> {
+    let env_raw = env.raw();
+    let mut buffer = unsafe { value.raw() };
+    let mut is = false;
+    napi::check_status!(unsafe { sys::napi_is_arraybuffer(env_raw, buffer, &mut is) })?;
+    if !is {
+        let mut unused = 0usize;
+        let mut data = std::ptr::null_mut();
+        let mut view_buffer = std::ptr::null_mut();
+        if value.is_typedarray()? {
+            let mut kind = 0;
+            napi::check_status!(unsafe {
+                sys::napi_get_typedarray_info(
+                    env_raw,
+                    buffer,
+                    &mut kind,
+                    &mut unused,
+                    &mut data,
+                    &mut view_buffer,
+                    &mut unused,
+                )
+            })?;
+        } else {
+            napi::check_status!(unsafe {
+                sys::napi_get_dataview_info(
+                    env_raw,
+                    buffer,
+                    &mut unused,
+                    &mut data,
+                    &mut view_buffer,
+                    &mut unused,
+                )
+            })?;
+        }
+        buffer = view_buffer;
+    }
+    let mut detached = false;
+    napi::check_status!(unsafe {
+        sys::napi_is_detached_arraybuffer(env_raw, buffer, &mut detached)
+    })?;
+    Ok(detached)
+}
+
 /// `Object.keys(object)`: own enumerable string-keyed properties, as an array of strings.
 fn own_enumerable_string_keys(env: &Env, object: &JsObject) -> Result<JsObject> {
     let mut out = std::ptr::null_mut();
@@ -146,6 +191,9 @@ fn to_key(env: &Env, value: JsUnknown, seen: &mut Vec<sys::napi_value>) -> Resul
                 return Ok(Key::date(date.value_of()?).ok());
             }
             if let Some(bytes) = buffer_source_bytes(env, &value)? {
+                if is_detached(env, &value)? {
+                    return Ok(None);
+                }
                 return Ok(Some(Key::Binary(bytes)));
             }
             if !value.is_array()? {
@@ -201,13 +249,51 @@ pub fn key_to_js(env: &Env, key: &Key) -> Result<JsUnknown> {
             .into_raw()
             .into_unknown(),
         Key::Array(items) => {
-            let mut array = env.create_array_with_length(items.len())?;
-            for (i, item) in items.iter().enumerate() {
-                array.set_element(i as u32, key_to_js(env, item)?)?;
+            let mut elements = Vec::with_capacity(items.len());
+            for item in items {
+                elements.push(key_to_js(env, item)?);
             }
-            array.into_unknown()
+            array_of(env, elements)?
         }
     })
+}
+
+/// Defines own enumerable, writable, configurable data properties `(name, value)` on
+/// `object`, as CreateDataProperty does: no setter or getter on the prototype chain runs.
+fn create_data_properties(
+    env: &Env,
+    object: sys::napi_value,
+    properties: &[(sys::napi_value, sys::napi_value)],
+) -> Result<()> {
+    use sys::PropertyAttributes::{configurable, enumerable, writable};
+    let descriptors: Vec<sys::napi_property_descriptor> = properties
+        .iter()
+        .map(|&(name, value)| sys::napi_property_descriptor {
+            utf8name: std::ptr::null(),
+            name,
+            method: None,
+            getter: None,
+            setter: None,
+            value,
+            attributes: writable | enumerable | configurable,
+            data: std::ptr::null_mut(),
+        })
+        .collect();
+    napi::check_status!(unsafe {
+        sys::napi_define_properties(env.raw(), object, descriptors.len(), descriptors.as_ptr())
+    })
+}
+
+/// An array of `elements`, built with CreateDataProperty.
+fn array_of(env: &Env, elements: Vec<JsUnknown>) -> Result<JsUnknown> {
+    let array = env.create_array_with_length(elements.len())?;
+    let mut properties = Vec::with_capacity(elements.len());
+    for (i, element) in elements.into_iter().enumerate() {
+        let name = env.create_string(&i.to_string())?;
+        properties.push((unsafe { name.raw() }, unsafe { element.raw() }));
+    }
+    create_data_properties(env, unsafe { array.raw() }, &properties)?;
+    Ok(array.into_unknown())
 }
 
 /// A JavaScript value the engine's value model holds exactly (the JavaScript layer sends
@@ -311,18 +397,22 @@ pub fn value_to_js(env: &Env, value: &Value) -> Result<JsUnknown> {
             .into_raw()
             .into_unknown(),
         Value::Array(items) => {
-            let mut array = env.create_array_with_length(items.len())?;
-            for (i, item) in items.iter().enumerate() {
-                array.set_element(i as u32, value_to_js(env, item)?)?;
+            let mut elements = Vec::with_capacity(items.len());
+            for item in items {
+                elements.push(value_to_js(env, item)?);
             }
-            array.into_unknown()
+            array_of(env, elements)?
         }
         Value::Object(map) => {
-            let mut object = env.create_object()?;
+            let object = env.create_object()?;
+            let mut properties = Vec::with_capacity(map.len());
             for (name, item) in map {
                 let name = env.create_string_utf16(name.units())?;
-                object.set_property(name, value_to_js(env, item)?)?;
+                properties.push((unsafe { name.raw() }, unsafe {
+                    value_to_js(env, item)?.raw()
+                }));
             }
+            create_data_properties(env, unsafe { object.raw() }, &properties)?;
             object.into_unknown()
         }
     })

@@ -267,6 +267,16 @@ fn payload_to_js(env: &Env, payload: Payload) -> Result<JsUnknown> {
             }
             array.into_unknown()
         }
+        Payload::Records(records, inject) => {
+            let mut array = env.create_array_with_length(records.len() * 3)?;
+            for (i, r) in records.iter().enumerate() {
+                let at = (i * 3) as u32;
+                array.set_element(at, key_to_js(env, &r.key)?)?;
+                array.set_element(at + 1, key_to_js(env, &r.primary_key)?)?;
+                array.set_element(at + 2, stored_value_to_js(env, &r.value, inject.as_ref())?)?;
+            }
+            array.into_unknown()
+        }
         Payload::Count(n) => env.create_double(n as f64)?.into_unknown(),
         Payload::Rows(rows, at_end, inject) => {
             if rows.is_empty() {
@@ -377,6 +387,7 @@ fn read_kind(kind: &str) -> Result<ReadKind> {
         "getKey" => Ok(ReadKind::GetKey),
         "getAll" => Ok(ReadKind::GetAll),
         "getAllKeys" => Ok(ReadKind::GetAllKeys),
+        "getAllRecords" => Ok(ReadKind::GetAllRecords),
         "count" => Ok(ReadKind::Count),
         other => Err(named_error("TypeError", format!("unknown read {other:?}"))),
     }
@@ -610,8 +621,9 @@ impl NativeConnection {
     }
 
     /// `put` (or `add` with `no_overwrite`): `value` is the value or its projection, `clone`
-    /// V8's serialization when the value needs it; `key_path`/`auto_increment` describe the
-    /// object store for the synchronous checks.
+    /// its serialization when the value needs it; `key_path`/`auto_increment` describe the
+    /// object store for the synchronous checks; with `check_only`, nothing else is done (a
+    /// value holding Blobs is checked when placed and written once their bytes are read).
     #[napi]
     #[allow(clippy::too_many_arguments)]
     pub fn put(
@@ -626,6 +638,7 @@ impl NativeConnection {
         no_overwrite: bool,
         key_path: Option<JsKeyPath>,
         auto_increment: bool,
+        check_only: Option<bool>,
     ) -> Result<()> {
         let key_path = key_path.as_ref().map(parse_key_path).transpose()?;
         let key = if matches!(key.get_type()?, ValueType::Undefined) {
@@ -649,6 +662,9 @@ impl NativeConnection {
             _ => {}
         }
         let value = checked_value(&env, value, clone, key_path.as_ref(), auto_increment)?;
+        if check_only == Some(true) {
+            return Ok(());
+        }
         self.send(Op::Put {
             id,
             tx,
@@ -672,9 +688,14 @@ impl NativeConnection {
         kind: String,
         range: JsUnknown,
         count: Option<u32>,
+        direction: Option<String>,
     ) -> Result<()> {
         let kind = read_kind(&kind)?;
         let range = range_from_js(&env, range)?;
+        let direction: CursorDirection = match direction {
+            Some(d) => d.parse().map_err(engine_error)?,
+            None => CursorDirection::Next,
+        };
         self.send(Op::Read {
             id,
             tx,
@@ -683,6 +704,7 @@ impl NativeConnection {
             kind,
             range,
             count,
+            direction,
         })
     }
 
@@ -813,7 +835,7 @@ impl NativeConnection {
     }
 
     /// `update(value)` through cursor `cursor`; with in-line keys, the key path must yield
-    /// the cursor's primary key (`DataError` otherwise).
+    /// the cursor's primary key (`DataError` otherwise); `check_only` as for `put`.
     #[napi]
     #[allow(clippy::too_many_arguments)]
     pub fn cursor_update(
@@ -825,6 +847,7 @@ impl NativeConnection {
         clone: Option<Buffer>,
         key_path: Option<JsKeyPath>,
         primary_key: JsUnknown,
+        check_only: Option<bool>,
     ) -> Result<()> {
         let key_path = key_path.as_ref().map(parse_key_path).transpose()?;
         let value = stored_value(js_to_value(&env, value, 0)?, clone.map(|b| b.to_vec()));
@@ -841,6 +864,9 @@ impl NativeConnection {
                     ))
                 }
             }
+        }
+        if check_only == Some(true) {
+            return Ok(());
         }
         self.send(Op::CursorUpdate { id, cursor, value })
     }

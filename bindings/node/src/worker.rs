@@ -21,7 +21,7 @@ use std::sync::Arc;
 
 use indexa::{
     Cursor, CursorDirection, Database, Durability, Error, Factory, Key, KeyPath, KeyRange, Query,
-    Transaction, TransactionMode, Utf16String, Value,
+    Record, Transaction, TransactionMode, Utf16String, Value,
 };
 
 /// What a read request returns.
@@ -31,6 +31,7 @@ pub enum ReadKind {
     GetKey,
     GetAll,
     GetAllKeys,
+    GetAllRecords,
     Count,
 }
 
@@ -117,6 +118,7 @@ pub enum Op {
         kind: ReadKind,
         range: Option<KeyRange>,
         count: Option<u32>,
+        direction: CursorDirection,
     },
     Delete {
         id: u32,
@@ -202,6 +204,8 @@ pub enum Payload {
     /// Values, with the object store's key path when a generated key may need injecting.
     Values(Vec<Value>, Option<KeyPath>, bool),
     Keys(Vec<Key>),
+    /// Records (`getAllRecords`), with the injection key path as for `Values`.
+    Records(Vec<Record>, Option<KeyPath>),
     Count(u64),
     /// The rows of a cursor step (empty: past the end), whether the last of them is the last
     /// in the cursor's range and direction, and the injection key path as for `Values`.
@@ -573,10 +577,23 @@ impl Worker {
                 kind,
                 range,
                 count,
+                direction,
             } => (
                 id,
-                self.tx(tx)
-                    .and_then(|t| read(t, &store, index.as_ref(), kind, range, count)),
+                self.tx(tx).and_then(|t| {
+                    read(
+                        t,
+                        &store,
+                        index.as_ref(),
+                        kind,
+                        range,
+                        Query {
+                            range: None,
+                            count: count.filter(|n| *n > 0),
+                            direction,
+                        },
+                    )
+                }),
             ),
             Op::Delete {
                 id,
@@ -778,14 +795,14 @@ fn read(
     index: Option<&Utf16String>,
     kind: ReadKind,
     range: Option<KeyRange>,
-    count: Option<u32>,
+    query: Query,
 ) -> Result<Payload, Error> {
     let s = t.object_store(store)?;
     let inject = injection_path(&s)?;
-    let mut query = Query::from(range.clone());
-    if let Some(n) = count.filter(|n| *n > 0) {
-        query = query.count(n);
-    }
+    let query = Query {
+        range: range.clone(),
+        ..query
+    };
     let single = |r: Option<KeyRange>| -> indexa::Result<KeyRange> {
         r.ok_or_else(|| Error::Data("a key or key range is required".into()))
     };
@@ -799,6 +816,7 @@ fn read(
             ReadKind::GetKey => Ok(Payload::MaybeKey(s.get_key(single(range)?)?)),
             ReadKind::GetAll => Ok(Payload::Values(s.get_all(query)?, inject, false)),
             ReadKind::GetAllKeys => Ok(Payload::Keys(s.get_all_keys(query)?)),
+            ReadKind::GetAllRecords => Ok(Payload::Records(s.get_all_records(query)?, inject)),
             ReadKind::Count => Ok(Payload::Count(s.count(range)?)),
         },
         Some(n) => {
@@ -812,6 +830,7 @@ fn read(
                 ReadKind::GetKey => Ok(Payload::MaybeKey(ix.get_key(single(range)?)?)),
                 ReadKind::GetAll => Ok(Payload::Values(ix.get_all(query)?, inject, false)),
                 ReadKind::GetAllKeys => Ok(Payload::Keys(ix.get_all_keys(query)?)),
+                ReadKind::GetAllRecords => Ok(Payload::Records(ix.get_all_records(query)?, inject)),
                 ReadKind::Count => Ok(Payload::Count(ix.count(range)?)),
             }
         }

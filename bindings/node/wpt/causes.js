@@ -4,19 +4,10 @@
 // expectations.json (the first cause that matches; '' when none does, which the runner then
 // reports as an entry without a reason).
 
-const ISSUE_14 = 'issue 14';
 const ISSUE_15 = 'issue 15';
 
 /** `[test(file, name, message), reason]`, most specific first. */
 const CAUSES = [
-  // ---- not implemented yet ----
-  [(f) => /_getAll(Keys)?-options\.any\.js$/.test(f),
-    `getAll()/getAllKeys() do not take the IDBGetAllOptions dictionary (query, count, direction) yet; the tests also look for getAllRecords() (${ISSUE_14})`],
-  [(f, n, m) => /getAllRecords|IDBRecord/.test(f + n + m),
-    `getAllRecords() and IDBRecord are not implemented (${ISSUE_14})`],
-  [(f, n, m) => /Unserializable host object: (Blob|File)/.test(m) || /^blob-|^nested-cloning-/.test(f) || /^(Blob|File): |Type: (Blob|File),/.test(n),
-    `Blob and File values cannot be stored yet: the value cannot be cloned (${ISSUE_14})`],
-
   // ---- WebIDL conformance of the interfaces ----
   [(f, n, m) => /property should be enumerable/.test(m),
     `attributes and operations are class members, not enumerable as WebIDL requires (${ISSUE_15})`],
@@ -40,26 +31,14 @@ const CAUSES = [
     'a browser geometry/ImageData interface Node.js lacks: the runner gives a placeholder class, which the package clones as a plain object'],
 
   // ---- the package's behaviour, by cause ----
-  [(f, n, m) => /^Not serializable: Event/.test(n),
-    'an Event is cloned as a plain object instead of failing with DataCloneError (platform objects are not told apart from plain ones)'],
-  [(f, n, m) => /detached/i.test(n + m),
-    'a detached ArrayBuffer or view is accepted as a key (read as empty) instead of throwing DataError'],
   [(f) => /^idb(index|objectstore)_keyPath\.any\.js$/.test(f),
     'keyPath returns a new array on each read instead of the same object ([SameObject])'],
-  [(f) => f === 'clone-before-keypath-eval.any.js',
-    'key paths are evaluated on the value before it is cloned, so getters on it run twice'],
-  [(f) => /^bindings-inject-(keys|values)-bypass\.any\.js$/.test(f),
-    'keys and values returned to script are built by assignment, so setters on Object.prototype run (they should be defined as own properties)'],
-  [(f, n) => f === 'keypath-exceptions.any.js' && /prototype getters/.test(n),
-    'array key conversion assigns indices through the prototype chain, so an index getter on Object.prototype throws'],
   [(f, n) => /^fire-(error|success|upgradeneeded)-event-exception\.any\.js$/.test(f) && /handleEvent/.test(n),
     'a listener object whose handleEvent is not callable is skipped instead of reporting a TypeError, which should abort the transaction'],
   [(f) => /^(request|transaction)_bubble-and-capture\.any\.js$/.test(f),
     'success events are dispatched at the request alone, without the capture phase through the connection and the transaction'],
   [(f) => /^(large-requests-abort|request-abort-ordering)\.any\.js$/.test(f),
     'when a transaction aborts, the pending requests\' error events do not fire in the order the requests were placed'],
-  [(f) => f === 'structured-clone-transaction-state.any.js',
-    'the transaction stays active while a value is cloned, so getters run by the clone can place requests'],
   [(f) => /^(transaction-abort-(index|multiple)-metadata-revert|idbobjectstore-rename-abort)\.any\.js$/.test(f),
     'abort() in an upgrade does not at once revert index metadata: a store created or deleted in it keeps its indexNames and its indexes are not marked deleted'],
   [(f) => f === 'upgrade-transaction-lifecycle-user-aborted.any.js',

@@ -67,7 +67,33 @@ class ImageData extends Placeholder {
     Object.assign(this, { width, height, data: new Uint8ClampedArray(width * height * 4) });
   }
 }
+// FileReader, which Node.js lacks: readAsArrayBuffer only (what the suite's helpers use),
+// over Blob.arrayBuffer(), with `result`/`error` set before `load`/`error` and `loadend`.
+class FileReader extends EventTarget {
+  constructor() {
+    super();
+    this.result = null;
+    this.error = null;
+    this.onload = null;
+    this.onerror = null;
+    this.onloadend = null;
+  }
+
+  readAsArrayBuffer(blob) {
+    blob.arrayBuffer().then((buffer) => { this.result = buffer; this.finish('load'); },
+      (error) => { this.error = error; this.finish('error'); });
+  }
+
+  finish(type) {
+    for (const name of [type, 'loadend']) {
+      const event = new Event(name);
+      if (typeof this[`on${name}`] === 'function') this[`on${name}`](event);
+      this.dispatchEvent(event);
+    }
+  }
+}
 const globals = {
+  FileReader,
   DOMMatrixReadOnly, DOMMatrix, DOMPointReadOnly, DOMPoint, DOMRectReadOnly, DOMRect, ImageData,
   WorkerGlobalScope,
   DedicatedWorkerGlobalScope,

@@ -547,6 +547,48 @@ fn import_formats() {
 }
 
 #[test]
+fn export_writes_structured_clone_values_as_a_tag_and_import_reads_them_back() {
+    // A value stored with its structured-clone serialization (as the Node.js package stores
+    // Maps, typed arrays, Blobs …): the text form shows what key paths see and the bytes.
+    let env = Env::new();
+    let clone = r#"{"$structuredClone":{"value":{"id":1,"file":{"size":3,"type":"text/plain","name":"a.txt","lastModified":5}},"serialized":{"$binary":"AgD/"}}}"#;
+    env.expect_batch(
+        "db",
+        &[],
+        &script(&[
+            r#"{"op":"createObjectStore","name":"files","keyPath":"id"}"#,
+            r#"{"op":"createIndex","store":"files","name":"by_name","keyPath":"file.name"}"#,
+            &format!(r#"{{"op":"put","store":"files","value":{clone}}}"#),
+            r#"{"op":"getAllKeys","store":"files","index":"by_name","query":"a.txt"}"#,
+        ]),
+        &[
+            r#"{"result":null}"#,
+            r#"{"result":null}"#,
+            r#"{"result":1}"#,
+            r#"{"result":[1]}"#,
+            r#"{"transaction":"committed"}"#,
+        ],
+        0,
+    );
+    let exported = stdout_of(&env, &["export", "db", "files"]);
+    assert_eq!(exported, format!("{{\"key\":1,\"value\":{clone}}}\n"));
+    assert!(!exported.contains("\\u0000"));
+    let file = env.file("files.ndjson", &exported);
+    let run = env.run(&[
+        "import",
+        "copy",
+        "files",
+        file.to_str().unwrap(),
+        "--format",
+        "export",
+        "--key-path",
+        "id",
+    ]);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    assert_eq!(stdout_of(&env, &["export", "copy", "files"]), exported);
+}
+
+#[test]
 fn export_and_import_back_keep_out_of_line_keys() {
     let env = Env::new();
     env.expect_batch(

@@ -62,7 +62,7 @@ fn small(env: &Env) {
 const SMALL_DUMP: &str = r#"{"indexaDump":1,"name":"db","version":3}
 {"store":"auto","keyPath":null,"autoIncrement":true,"currentNumber":11}
 {"key":1,"value":"a"}
-{"key":2,"value":{"\u0000v8":{"$binary":"/w0="},"size":2}}
+{"key":2,"value":{"$structuredClone":{"value":{"size":2},"serialized":{"$binary":"/w0="}}}}
 {"store":"people","keyPath":"id","autoIncrement":false}
 {"index":"name","keyPath":"name","unique":true,"multiEntry":false}
 {"index":"tags","keyPath":"tags","unique":false,"multiEntry":true}
@@ -100,10 +100,10 @@ fn restore_gives_back_schema_records_indexes_and_generator() {
         "{}",
         run.stderr
     );
-    // The V8 serialization the Node.js package stores survives byte for byte.
+    // The serialization the Node.js package stores survives byte for byte.
     assert_eq!(
         ok(&env, &["get", "copy", "auto", "2"]),
-        "{\"\\u0000v8\":{\"$binary\":\"/w0=\"},\"size\":2}\n"
+        "{\"$structuredClone\":{\"value\":{\"size\":2},\"serialized\":{\"$binary\":\"/w0=\"}}}\n"
     );
 }
 

@@ -70,7 +70,10 @@ pub use key_path::{
 pub use key_range::KeyRange;
 pub use object_store::ObjectStore;
 pub use query::{Query, Record};
-pub use text::{key_to_text, parse_key, parse_value, value_to_text, write_value, MAX_TEXT_DEPTH};
+pub use text::{
+    key_to_text, parse_key, parse_value, value_to_text, write_value, MAX_TEXT_DEPTH,
+    STRUCTURED_CLONE_FIELD,
+};
 pub use transaction::{Durability, Transaction, TransactionMode};
 pub use utf16::Utf16String;
 pub use value::{time_clip, Object, PropertyHasher, Value};

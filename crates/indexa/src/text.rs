@@ -6,7 +6,7 @@
 //! - JSON `null`, booleans, strings, arrays and objects are [`Value::Null`], [`Value::Bool`],
 //!   [`Value::String`], [`Value::Array`] and [`Value::Object`]; a JSON number is a
 //!   [`Value::Number`] (`-0` reads as `-0.0`, a number too large for `f64` as ±Infinity).
-//! - An object with exactly one member whose name is one of the five tag names is a tagged
+//! - An object with exactly one member whose name is one of the six tag names is a tagged
 //!   value:
 //!   - `{"$date": ms}` is a [`Value::Date`] holding `TimeClip(ms)` ([`crate::time_clip`]:
 //!     truncated, NaN beyond ±8.64e15); `ms` is a number or a `$number` tag, so invalid
@@ -16,7 +16,11 @@
 //!   - `{"$number": "NaN" | "Infinity" | "-Infinity" | "-0"}` is a [`Value::Number`];
 //!   - `{"$object": {…}}` is the inner object taken literally: its own members are not read as
 //!     tags (so user data may have a lone `$date` member), while the values inside it are read
-//!     normally.
+//!     normally;
+//!   - `{"$structuredClone": {"value": {…}, "serialized": {"$binary": "…"}}}` is a value stored
+//!     with its structured-clone serialization (the Node.js package does this for what the
+//!     value model cannot hold: Maps, typed arrays, Blobs …): `value` is what key paths see
+//!     (the object without the serialization), `serialized` the bytes, carried unchanged.
 //!
 //!   A tagged object with a bad payload (`{"$date":"x"}`, bad base64, `{"$undefined":false}`)
 //!   is a `SyntaxError`. Objects with other `$` names, or with more than one member, are plain
@@ -114,7 +118,13 @@ pub fn write_value(value: &Value, out: &mut String) {
                     .keys()
                     .next()
                     .is_some_and(|name| Tag::from_name(name.units()).is_some());
-            if tag_shaped {
+            if let Some((value, serialized)) = split_structured_clone(map) {
+                out.push_str(r#"{"$structuredClone":{"value":"#);
+                write_value(&value, out);
+                out.push_str(r#","serialized":"#);
+                write_value(serialized, out);
+                out.push_str("}}");
+            } else if tag_shaped {
                 out.push_str(r#"{"$object":"#);
                 write_members(map, out);
                 out.push('}');
@@ -123,6 +133,26 @@ pub fn write_value(value: &Value, out: &mut String) {
             }
         }
     }
+}
+
+/// The member of a stored object that holds its structured-clone serialization (written by
+/// the Node.js package for values the value model cannot hold exactly). Its name is not an
+/// identifier, so no key path reaches it; the text form writes such an object as a
+/// `$structuredClone` tag, so the name never appears in text.
+pub const STRUCTURED_CLONE_FIELD: &str = "\u{0}v8";
+
+/// An object with a [`STRUCTURED_CLONE_FIELD`] member holding binary data (wherever it is: a
+/// key generator appends the generated key after it), split into the object without it and
+/// the serialization.
+fn split_structured_clone(map: &Object) -> Option<(Value, &Value)> {
+    let field = Utf16String::from(STRUCTURED_CLONE_FIELD);
+    let serialized = map.get(&field)?;
+    if !matches!(serialized, Value::Binary(_)) {
+        return None;
+    }
+    let mut value = map.clone();
+    value.shift_remove(&field);
+    Some((Value::Object(value), serialized))
 }
 
 /// Reads a key from its text form: [`parse_value`], then
@@ -207,7 +237,7 @@ fn write_string(units: &[u16], out: &mut String) {
     out.push('"');
 }
 
-/// The five tag names of the text form.
+/// The six tag names of the text form.
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
 enum Tag {
     Date,
@@ -215,6 +245,7 @@ enum Tag {
     Undefined,
     Number,
     Object,
+    StructuredClone,
 }
 
 impl Tag {
@@ -225,6 +256,7 @@ impl Tag {
             Tag::Undefined => "$undefined",
             Tag::Number => "$number",
             Tag::Object => "$object",
+            Tag::StructuredClone => "$structuredClone",
         }
     }
 
@@ -238,6 +270,7 @@ impl Tag {
             Tag::Undefined,
             Tag::Number,
             Tag::Object,
+            Tag::StructuredClone,
         ]
         .into_iter()
         .find(|tag| {
@@ -344,6 +377,29 @@ fn interpret(tag: Tag, at: usize, payload: Value) -> Result<Value> {
             tag,
             at,
             r#""NaN", "Infinity", "-Infinity" or "-0""#,
+        )),
+        (Tag::StructuredClone, Value::Object(mut payload)) => {
+            let serialized = payload.shift_remove(&Utf16String::from("serialized"));
+            let value = payload.shift_remove(&Utf16String::from("value"));
+            match (value, serialized) {
+                (Some(Value::Object(mut map)), Some(bytes @ Value::Binary(_)))
+                    if payload.is_empty()
+                        && !map.contains_key(&Utf16String::from(STRUCTURED_CLONE_FIELD)) =>
+                {
+                    map.insert(Utf16String::from(STRUCTURED_CLONE_FIELD), bytes);
+                    Ok(Value::Object(map))
+                }
+                _ => Err(bad_payload(
+                    tag,
+                    at,
+                    r#"{"value": an object, "serialized": a $binary}"#,
+                )),
+            }
+        }
+        (Tag::StructuredClone, _) => Err(bad_payload(
+            tag,
+            at,
+            r#"{"value": an object, "serialized": a $binary}"#,
         )),
         (Tag::Object, _) => Err(bad_payload(tag, at, "an object")),
     }
@@ -804,6 +860,74 @@ mod tests {
             err.message(),
             "$date payload must be a number or a $number tag at byte 0"
         );
+    }
+
+    #[test]
+    fn structured_clone_tag() {
+        // A stored value with its serialization: the object without it, then the bytes.
+        let stored = obj(&[
+            ("size", 3.into()),
+            ("type", Value::String("text/plain".into())),
+            (STRUCTURED_CLONE_FIELD, Value::Binary(vec![2, 0, 255])),
+        ]);
+        let written = r#"{"$structuredClone":{"value":{"size":3,"type":"text/plain"},"serialized":{"$binary":"AgD/"}}}"#;
+        assert_eq!(text(&stored), written);
+        assert_eq!(parse_value(written).unwrap(), stored);
+        // Member order in the payload does not matter.
+        assert_eq!(
+            parse_value(r#"{"$structuredClone":{"serialized":{"$binary":"AgD/"},"value":{"size":3,"type":"text/plain"}}}"#)
+                .unwrap(),
+            stored
+        );
+        // Only the serialization: an empty object.
+        let bare = obj(&[(STRUCTURED_CLONE_FIELD, Value::Binary(vec![1]))]);
+        assert_eq!(
+            text(&bare),
+            r#"{"$structuredClone":{"value":{},"serialized":{"$binary":"AQ=="}}}"#
+        );
+        assert_eq!(parse_value(&text(&bare)).unwrap(), bare);
+        // A tag-shaped projection stays literal inside.
+        let tagged = obj(&[
+            ("$date", 1.into()),
+            (STRUCTURED_CLONE_FIELD, Value::Binary(vec![1])),
+        ]);
+        assert_eq!(parse_value(&text(&tagged)).unwrap(), tagged);
+        // Wherever the member is (a generated key comes after it), the same tag; read back,
+        // the member comes last.
+        let first = obj(&[
+            (STRUCTURED_CLONE_FIELD, Value::Binary(vec![1])),
+            ("a", 1.into()),
+        ]);
+        assert_eq!(
+            text(&first),
+            r#"{"$structuredClone":{"value":{"a":1},"serialized":{"$binary":"AQ=="}}}"#
+        );
+        let Value::Object(back) = parse_value(&text(&first)).unwrap() else {
+            panic!("an object")
+        };
+        assert_eq!(
+            back.keys()
+                .map(|k| k.to_string().unwrap())
+                .collect::<Vec<_>>(),
+            ["a", STRUCTURED_CLONE_FIELD]
+        );
+        // Not binary: written as it is.
+        let not_binary = obj(&[(STRUCTURED_CLONE_FIELD, 1.into())]);
+        assert_eq!(text(&not_binary), r#"{"\u0000v8":1}"#);
+        // User data with a lone `$structuredClone` member is wrapped in `$object`.
+        let user = obj(&[("$structuredClone", 1.into())]);
+        assert_eq!(text(&user), r#"{"$object":{"$structuredClone":1}}"#);
+        assert_eq!(parse_value(&text(&user)).unwrap(), user);
+        for bad in [
+            r#"{"$structuredClone":1}"#,
+            r#"{"$structuredClone":{"value":{}}}"#,
+            r#"{"$structuredClone":{"value":[],"serialized":{"$binary":""}}}"#,
+            r#"{"$structuredClone":{"value":{},"serialized":"AA=="}}"#,
+            r#"{"$structuredClone":{"value":{},"serialized":{"$binary":""},"x":1}}"#,
+        ] {
+            let err = parse_value(bad).unwrap_err();
+            assert_eq!(err.name(), "SyntaxError", "{bad}");
+        }
     }
 
     #[test]

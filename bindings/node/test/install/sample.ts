@@ -2,7 +2,9 @@
 // and factory options, idb and Dexie over it, and browser IndexedDB code using the globals of
 // "indexa-indexeddb/auto". test/package.test.js type-checks it with `tsc --noEmit`, with and
 // without "dom" in tsconfig's "lib".
-import { indexedDB, IDBKeyRange, IDBFactory, type IndexaFactoryOptions } from 'indexa-indexeddb';
+import {
+  indexedDB, IDBKeyRange, IDBFactory, type IndexaFactoryOptions, type IDBRecord, type IDBGetAllOptions,
+} from 'indexa-indexeddb';
 import 'indexa-indexeddb/auto';
 import { openDB, type DBSchema } from 'idb';
 import Dexie, { type EntityTable } from 'dexie';
@@ -44,5 +46,11 @@ export function plain(): void {
     const tx: IDBTransaction = db.transaction('s', 'readwrite', { durability: 'strict' });
     const put: IDBRequest<IDBValidKey> = tx.objectStore('s').put({ a: 1 });
     put.onsuccess = () => console.log(put.result, range.includes(2), onDisk.cmp(1, 2), inMemory);
+    // IndexedDB 3.0's reads.
+    const all: IDBGetAllOptions = { query: range, count: 5, direction: 'prevunique' };
+    const records: IDBRequest<IDBRecord[]> = tx.objectStore('s').getAllRecords(all);
+    records.onsuccess = () => console.log(records.result.map((r) => [r.key, r.primaryKey, r.value]));
+    const keys: IDBRequest<IDBValidKey[]> = tx.objectStore('s').getAllKeys({ direction: 'prev' });
+    console.log(keys);
   };
 }

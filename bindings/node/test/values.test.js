@@ -1,0 +1,237 @@
+'use strict';
+// Record values: structured clone exactly as structuredClone does it, Blob and File values,
+// key paths evaluated on the clone, results built with CreateDataProperty.
+const test = require('node:test');
+const assert = require('node:assert/strict');
+const { spawnSync } = require('node:child_process');
+const path = require('node:path');
+const { freshFactory, done, open, finished } = require('./helpers.js');
+
+async function store(options) {
+  const { factory, dir } = freshFactory();
+  const db = await open(factory, 'db', 1, (db) => {
+    const s = db.createObjectStore('s', options);
+    if (options && options.keyPath) s.createIndex('by_type', 'file.type');
+  });
+  return { factory, dir, db };
+}
+
+/** Writes `value` under key 1 and reads it back in a later transaction. */
+async function roundTrip(db, value) {
+  const tx = db.transaction('s', 'readwrite');
+  tx.objectStore('s').put(value, 1);
+  await finished(tx);
+  return done(db.transaction('s').objectStore('s').get(1));
+}
+
+test('a Buffer comes back as a plain Uint8Array, as structuredClone gives it', async () => {
+  const { db } = await store();
+  const buffer = Buffer.from('héllo');
+  const back = await roundTrip(db, { buffer });
+  assert.equal(Object.getPrototypeOf(back.buffer), Uint8Array.prototype);
+  assert.equal(Buffer.isBuffer(back.buffer), false);
+  assert.equal(Buffer.from(back.buffer).toString(), 'héllo');
+  assert.equal(back.buffer.byteOffset, structuredClone(buffer).byteOffset);
+  db.close();
+});
+
+test('typed arrays and DataViews keep their offsets; sparse arrays, boxed primitives, Errors', async () => {
+  const { db } = await store();
+  const bytes = new ArrayBuffer(16);
+  new Uint8Array(bytes).set([1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16]);
+  const sparse = [];
+  sparse[5] = 'five';
+  const value = {
+    view: new Uint16Array(bytes, 4, 3),
+    dv: new DataView(bytes, 3, 5),
+    sparse,
+    boxed: [new Number(-0), new String('s'), new Boolean(false), Object(7n)],
+    error: new RangeError('out'),
+  };
+  const back = await roundTrip(db, value);
+  assert.ok(back.view instanceof Uint16Array);
+  assert.equal(back.view.byteOffset, 4);
+  assert.equal(back.view.length, 3);
+  assert.equal(back.view.buffer, back.dv.buffer); // shared buffer stays shared
+  assert.deepEqual([...new Uint8Array(back.view.buffer)], [...new Uint8Array(bytes)]);
+  assert.equal(back.dv.byteOffset, 3);
+  assert.equal(back.dv.byteLength, 5);
+  assert.equal(back.sparse.length, 6);
+  assert.equal(Object.keys(back.sparse).length, 1);
+  assert.equal(4 in back.sparse, false);
+  assert.equal(back.sparse[5], 'five');
+  assert.ok(back.boxed[0] instanceof Number);
+  assert.ok(Object.is(back.boxed[0].valueOf(), -0));
+  assert.equal(back.boxed[1].valueOf(), 's');
+  assert.equal(back.boxed[2].valueOf(), false);
+  assert.equal(back.boxed[3].valueOf(), 7n);
+  assert.ok(back.error instanceof RangeError);
+  assert.equal(back.error.message, 'out');
+  db.close();
+});
+
+test('DataCloneError for functions, symbols, Events, WeakMaps; nothing is stored', async () => {
+  const { db } = await store();
+  const tx = db.transaction('s', 'readwrite');
+  const s = tx.objectStore('s');
+  for (const bad of [() => 1, { f() {} }, Symbol('x'), [Symbol('y')], new Event('e'), { nested: [new Event('e')] }, new EventTarget(), new WeakMap(), { w: new WeakSet() }]) {
+    assert.throws(() => s.put(bad, 1), { name: 'DataCloneError' });
+  }
+  assert.equal(await done(s.count()), 0);
+  await finished(tx);
+  db.close();
+});
+
+test('key paths are evaluated on the clone: a getter runs once, with the transaction inactive', async () => {
+  const { db } = await store({ keyPath: 'id' });
+  const tx = db.transaction('s', 'readwrite');
+  const s = tx.objectStore('s');
+  let calls = 0;
+  let inactive = null;
+  const value = {
+    get id() {
+      calls++;
+      try { s.get(1); inactive = false; } catch (e) { inactive = e.name; }
+      return 100 + calls;
+    },
+  };
+  assert.equal(await done(s.put(value)), 101);
+  assert.equal(calls, 1);
+  assert.equal(inactive, 'TransactionInactiveError');
+  assert.deepEqual(await done(s.get(101)), { id: 101 });
+  await finished(tx);
+  db.close();
+});
+
+test('results are built with CreateDataProperty: prototype setters do not run', async () => {
+  const { db } = await store({ keyPath: 'id', autoIncrement: true });
+  let called = 0;
+  for (const name of ['id', 'x']) {
+    Object.defineProperty(Object.prototype, name, { configurable: true, set() { called++; } });
+  }
+  try {
+    const tx = db.transaction('s', 'readwrite');
+    tx.objectStore('s').put({ x: ['a'] });
+    tx.objectStore('s').put({ m: new Map(), x: 1 });
+    const all = await done(tx.objectStore('s').getAll());
+    assert.equal(called, 0);
+    assert.ok(Object.prototype.hasOwnProperty.call(all[0], 'x'));
+    assert.ok(Object.prototype.hasOwnProperty.call(all[1], 'id'));
+    assert.equal(all[1].id, 2);
+  } finally {
+    for (const name of ['id', 'x']) delete Object.prototype[name];
+  }
+  db.close();
+});
+
+test('Blob and File values: bytes, type, name, lastModified, inside arrays, objects and Maps', async () => {
+  const { db } = await store({ keyPath: 'id' });
+  const file = new File(['file body'], 'a.txt', { type: 'text/plain', lastModified: 1234 });
+  const blob = new Blob([new Uint8Array([0, 1, 255])], { type: 'application/x-test' });
+  const value = { id: 1, file, list: [blob, file], map: new Map([['b', blob], [file, 'by file']]) };
+  const tx = db.transaction('s', 'readwrite');
+  tx.objectStore('s').put(value);
+  await finished(tx);
+  const rtx = db.transaction('s');
+  const back = await done(rtx.objectStore('s').get(1));
+  await finished(rtx);
+  // Readable after the transaction ended.
+  assert.ok(back.file instanceof File);
+  assert.equal(back.file.name, 'a.txt');
+  assert.equal(back.file.type, 'text/plain');
+  assert.equal(back.file.lastModified, 1234);
+  assert.equal(await back.file.text(), 'file body');
+  assert.ok(back.list[0] instanceof Blob);
+  assert.equal(back.list[0] instanceof File, false);
+  assert.equal(back.list[0].type, 'application/x-test');
+  assert.deepEqual([...new Uint8Array(await back.list[0].arrayBuffer())], [0, 1, 255]);
+  // The same Blob or File twice is one object again, as with structuredClone.
+  assert.equal(back.list[1], back.file);
+  assert.equal(back.map.get('b'), back.list[0]);
+  assert.equal(back.map.get(back.file), 'by file');
+  // Key paths reach a File's attributes.
+  const ix = db.transaction('s').objectStore('s').index('by_type');
+  assert.deepEqual(await done(ix.getAllKeys('text/plain')), [1]);
+  db.close();
+});
+
+test('a 10 MB Blob round-trips', async () => {
+  const { db } = await store();
+  const bytes = new Uint8Array(10 * 1024 * 1024);
+  for (let i = 0; i < bytes.length; i += 4096) bytes[i] = (i / 4096) % 251;
+  bytes[bytes.length - 1] = 7;
+  const back = await roundTrip(db, new Blob([bytes]));
+  assert.equal(back.size, bytes.length);
+  assert.ok(Buffer.from(await back.arrayBuffer()).equals(Buffer.from(bytes)));
+  db.close();
+});
+
+test('a write holding a Blob keeps its place in request order, and the commit waits for it', async () => {
+  const { db } = await store();
+  const tx = db.transaction('s', 'readwrite');
+  const s = tx.objectStore('s');
+  const order = [];
+  const first = s.put({ blob: new Blob(['x'.repeat(100000)]) }, 1);
+  const second = s.put('plain', 1);
+  const third = s.count();
+  first.onsuccess = () => order.push('first');
+  second.onsuccess = () => order.push('second');
+  third.onsuccess = () => order.push(`count ${third.result}`);
+  // A value holding a Blob is still checked when placed.
+  assert.throws(() => s.put({ blob: new Blob(['y']) }), { name: 'DataError' });
+  await finished(tx);
+  assert.deepEqual(order, ['first', 'second', 'count 1']);
+  assert.equal(await done(db.transaction('s').objectStore('s').get(1)), 'plain');
+  db.close();
+});
+
+test('cursor update() with a Blob value', async () => {
+  const { db } = await store({ keyPath: 'id' });
+  const tx = db.transaction('s', 'readwrite');
+  const s = tx.objectStore('s');
+  s.put({ id: 1 });
+  const request = s.openCursor();
+  request.onsuccess = () => {
+    const cursor = request.result;
+    if (!cursor) return;
+    cursor.update({ id: 1, blob: new Blob(['updated'], { type: 't/u' }) });
+    // The key path must still yield the cursor's primary key: checked at once.
+    assert.throws(() => cursor.update({ id: 2, blob: new Blob(['x']) }), { name: 'DataError' });
+  };
+  await finished(tx);
+  const back = await done(db.transaction('s').objectStore('s').get(1));
+  assert.equal(back.blob.type, 't/u');
+  assert.equal(await back.blob.text(), 'updated');
+  db.close();
+});
+
+test('Blob and File values survive a process restart', () => {
+  const { dir } = freshFactory();
+  const script = (body) => `
+    const { IDBFactory } = require(${JSON.stringify(path.join(__dirname, '..'))});
+    const factory = new IDBFactory({ dir: ${JSON.stringify(dir)} });
+    ${body}`;
+  const write = spawnSync(process.execPath, ['-e', script(`
+    const r = factory.open('p', 1);
+    r.onupgradeneeded = () => r.result.createObjectStore('s');
+    r.onsuccess = () => {
+      const tx = r.result.transaction('s', 'readwrite');
+      tx.objectStore('s').put({
+        file: new File(['persisted'], 'p.txt', { type: 'text/plain', lastModified: 42 }),
+        blobs: [new Blob(['one']), new Blob(['two'], { type: 'a/b' })],
+      }, 'k');
+      tx.oncomplete = () => console.log('written');
+    };`)], { encoding: 'utf8' });
+  assert.equal(write.stdout.trim(), 'written', write.stderr);
+  const read = spawnSync(process.execPath, ['-e', script(`
+    const r = factory.open('p');
+    r.onsuccess = () => {
+      const q = r.result.transaction('s').objectStore('s').get('k');
+      q.onsuccess = async () => {
+        const v = q.result;
+        console.log(JSON.stringify([v.file instanceof File, v.file.name, v.file.type, v.file.lastModified,
+          await v.file.text(), await v.blobs[0].text(), await v.blobs[1].text(), v.blobs[1].type]));
+      };
+    };`)], { encoding: 'utf8' });
+  assert.deepEqual(JSON.parse(read.stdout), [true, 'p.txt', 'text/plain', 42, 'persisted', 'one', 'two', 'a/b'], read.stderr);
+});
