@@ -7,7 +7,9 @@ use std::collections::HashMap;
 use std::fs;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, MutexGuard};
+use std::time::Duration;
 
+use crate::connection_lock::ConnectionLock;
 use crate::database::{Database, DatabaseShared};
 use crate::error::{Error, Result};
 use crate::storage;
@@ -19,6 +21,10 @@ pub const MAX_VERSION: u64 = (1 << 53) - 1;
 
 /// File name extension of database files.
 const EXTENSION: &str = "indexa";
+
+/// How long a deletion or an upgrade waits by default for other processes to close the
+/// database, and an open for another process's deletion or upgrade to finish.
+pub const DEFAULT_LOCK_TIMEOUT: Duration = Duration::from_secs(30);
 
 /// A database's name and version, as listed by [`Factory::databases`].
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -34,8 +40,17 @@ pub struct DatabaseInfo {
 /// Each database is one SQLite file in the directory, named after the database (see
 /// `docs/format.md`); any string is a valid database name and never leads outside the
 /// directory. A `Factory` is `Send + Sync`; use one per directory in a process.
+///
+/// Several processes may use one directory at once. A database is deleted or upgraded only
+/// when no other process has a connection to it open (or a transaction running on it): the
+/// deletion or upgrade waits for them up to the lock timeout
+/// ([`Factory::set_lock_timeout`], default [`DEFAULT_LOCK_TIMEOUT`]), then fails with
+/// [`Error::InvalidState`]; meanwhile opening it in other processes waits likewise. Within
+/// one process, connections do not block each other's upgrades or deletions (a caller with
+/// events, like the Node.js package, closes them first, as the spec says).
 pub struct Factory {
     dir: PathBuf,
+    lock_timeout: Duration,
     open: Mutex<HashMap<String, Arc<DatabaseShared>>>,
     /// For [`Factory::temporary`]: the directory, removed when the factory is dropped.
     _temporary: Option<tempfile::TempDir>,
@@ -94,8 +109,13 @@ impl Factory {
                 dir.display()
             ))
         })?;
+        // One absolute path per directory, so one lock file has one name in the process.
+        let dir = fs::canonicalize(dir).map_err(|e| {
+            Error::Unknown(format!("cannot open data directory {}: {e}", dir.display()))
+        })?;
         Ok(Factory {
-            dir: dir.to_path_buf(),
+            dir,
+            lock_timeout: DEFAULT_LOCK_TIMEOUT,
             open: Mutex::new(HashMap::new()),
             _temporary: None,
         })
@@ -115,12 +135,21 @@ impl Factory {
             .map_err(|e| Error::Unknown(format!("cannot create a temporary directory: {e}")))?;
         Ok(Factory {
             dir: temp.path().to_path_buf(),
+            lock_timeout: DEFAULT_LOCK_TIMEOUT,
             open: Mutex::new(HashMap::new()),
             _temporary: Some(temp),
         })
     }
 
-    /// The data directory.
+    /// Sets how long a deletion or an upgrade waits for other processes to close the database,
+    /// and an open or a transaction for another process's deletion or upgrade to finish,
+    /// before failing with [`Error::InvalidState`]. Applies to databases this factory opens
+    /// from now on.
+    pub fn set_lock_timeout(&mut self, timeout: Duration) {
+        self.lock_timeout = timeout;
+    }
+
+    /// The data directory (absolute).
     pub fn dir(&self) -> &Path {
         &self.dir
     }
@@ -136,9 +165,34 @@ impl Factory {
         if let Some(shared) = open.get(name) {
             return Ok(shared.clone());
         }
-        let shared = Arc::new(DatabaseShared::open(name, self.path_for(name))?);
+        let shared = Arc::new(DatabaseShared::open(
+            name,
+            self.path_for(name),
+            self.lock_timeout,
+        )?);
         open.insert(name.to_owned(), shared.clone());
         Ok(shared)
+    }
+
+    /// A new connection to database `name` with its shared state, opening its storage if
+    /// needed; state cached from before another process deleted the database is dropped.
+    fn connect(&self, name: &str) -> Result<(Arc<DatabaseShared>, Database)> {
+        let shared = self.shared(name)?;
+        let db = Database::new(shared.clone())?;
+        if shared.is_current() {
+            return Ok((shared, db));
+        }
+        drop(db);
+        shared.forget();
+        {
+            let mut open = lock(&self.open);
+            if open.get(name).is_some_and(|s| Arc::ptr_eq(s, &shared)) {
+                open.remove(name);
+            }
+        }
+        let shared = self.shared(name)?;
+        let db = Database::new(shared.clone())?;
+        Ok((shared, db))
     }
 
     /// Opens a connection to database `name` (`IDBFactory.open`).
@@ -152,6 +206,9 @@ impl Factory {
     /// # Errors
     /// - [`Error::Type`] for version 0 or above [`MAX_VERSION`].
     /// - [`Error::Version`] when `version` is below the current version.
+    /// - [`Error::InvalidState`] when an upgrade is needed and another process still has the
+    ///   database open after the lock timeout, or when another process deletes or upgrades
+    ///   it for longer than that (see [`Factory`]).
     /// - the error `upgrade` returns, or [`Error::Abort`] if it aborted the transaction: either
     ///   way the database is left exactly as before (a database created by this call is
     ///   removed again).
@@ -166,7 +223,8 @@ impl Factory {
                 "the version must be an integer from 1 to 2^53 - 1 ({MAX_VERSION})"
             )));
         }
-        let shared = self.shared(name)?;
+        // The connection keeps the database open for other processes from here on.
+        let (shared, db) = self.connect(name)?;
         let current = shared.schema().version;
         let requested = version.unwrap_or(current.max(1));
         if requested < current {
@@ -176,6 +234,7 @@ impl Factory {
         }
         if requested > current {
             if let Err(e) = self.run_upgrade(&shared, current, requested, upgrade) {
+                drop(db);
                 // A database this call created is removed again — unless another connection
                 // committed a version meanwhile (the file says so); the upgrade's error is
                 // the one to report either way.
@@ -190,7 +249,7 @@ impl Factory {
                 return Err(e);
             }
         }
-        Ok(Database::new(shared))
+        Ok(db)
     }
 
     /// The version of database `name`: 0 when it does not exist (or was never committed at a
@@ -237,19 +296,23 @@ impl Factory {
         if version == 0 {
             return Err(Error::Type("the version must be at least 1".into()));
         }
-        let shared = self.shared(name)?;
+        let (shared, db) = self.connect(name)?;
         let upgrade = Self::start_upgrade(&shared, version)?;
-        Ok((Database::new(shared), upgrade))
+        Ok((db, upgrade))
     }
 
     /// Begins the versionchange transaction that takes `shared` to version `new`, or `None`
     /// when it is already there; fails with [`Error::Version`] when it is above `new`.
     fn start_upgrade(shared: &Arc<DatabaseShared>, new: u64) -> Result<Option<(Transaction, u64)>> {
-        let tx = Transaction::begin(
+        // An upgrade waits until no other process has the database open (spec: the
+        // versionchange transaction waits for the other connections to close).
+        let exclusive = shared.exclusive()?;
+        let tx = Transaction::begin_locked(
             shared.clone(),
             None,
             TransactionMode::VersionChange,
             Durability::Strict,
+            Some(exclusive),
         )?;
         // Another process may have upgraded meanwhile: the transaction read the version.
         let old_now = tx.database_version_at_start();
@@ -331,47 +394,66 @@ impl Factory {
     }
 
     /// Deletes database `name` (`IDBFactory.deleteDatabase`) and returns the version it had
-    /// (0 when it did not exist). Connections to it fail from then on with
-    /// [`Error::InvalidState`]; a running readwrite transaction is waited for.
+    /// (0 when it did not exist). It first waits until no other process has a connection to
+    /// the database open (see [`Factory`]); this process's connections to it fail from then
+    /// on with [`Error::InvalidState`], after a running readwrite transaction is waited for.
     ///
     /// # Errors
     /// [`Error::Unknown`] if the files cannot be removed, or if the file under that name is
     /// not an Indexa database of that name (it is then left alone); [`Error::InvalidState`]
-    /// if the calling thread still runs a readwrite transaction on the database.
+    /// if another process still has the database open after the lock timeout, or if the
+    /// calling thread still runs a readwrite transaction on the database.
     pub fn delete_database(&self, name: &str) -> Result<u64> {
-        let shared = lock(&self.open).get(name).cloned();
         let path = self.path_for(name);
-        let version = match &shared {
-            Some(s) => s.schema().version,
-            None if path.exists() => storage::peek_database_file(&path)
-                .ok()
-                .flatten()
-                .map_or(0, |r| r.version),
-            None => 0,
-        };
+        if !path.exists() && !lock(&self.open).contains_key(name) {
+            return Ok(0);
+        }
+        // Wait until no other process has the database open, and keep them out meanwhile.
+        let connection_lock = ConnectionLock::for_database(&path);
+        let _exclusive = connection_lock.exclusive(name, self.lock_timeout)?;
+        let shared = lock(&self.open).get(name).cloned();
         match shared {
-            Some(s) => self.remove(name, &s)?,
-            None if path.exists() => {
-                // Only a file that is an Indexa database of this name is ours to remove.
-                match storage::peek_database_file(&path) {
-                    Ok(Some(row)) if row.name == name => remove_files(&path)?,
-                    _ => {
-                        return Err(Error::Unknown(format!(
-                            "{} is not an Indexa database; it was left as it is",
-                            path.display()
-                        )))
+            Some(s) if s.is_current() => {
+                let version = s.schema().version;
+                self.remove(name, &s)?;
+                Ok(version)
+            }
+            stale => {
+                if let Some(s) = stale {
+                    // Another process deleted or replaced the file this process had opened.
+                    s.forget();
+                    let mut open = lock(&self.open);
+                    if open.get(name).is_some_and(|o| Arc::ptr_eq(o, &s)) {
+                        open.remove(name);
                     }
                 }
+                if !path.exists() {
+                    return Ok(0);
+                }
+                // Only a file that is an Indexa database of this name is ours to remove.
+                match storage::peek_database_file(&path) {
+                    Ok(Some(row)) if row.name == name => {
+                        remove_files(&path)?;
+                        connection_lock.detach();
+                        Ok(row.version)
+                    }
+                    _ => Err(Error::Unknown(format!(
+                        "{} is not an Indexa database; it was left as it is",
+                        path.display()
+                    ))),
+                }
             }
-            None => {}
         }
-        Ok(version)
     }
 
+    /// Removes an open database's files, once no other process has it open.
     fn remove(&self, name: &str, shared: &Arc<DatabaseShared>) -> Result<()> {
+        let _exclusive = shared.exclusive()?;
         shared.mark_deleted()?;
         lock(&self.open).remove(name);
-        remove_files(&shared.path)
+        remove_files(&shared.path)?;
+        shared.detach_lock();
+        Ok(())
     }
 }
 
