@@ -179,3 +179,36 @@ fn a_killed_process_does_not_block_a_drop() {
     assert_eq!((dropped.stderr.as_str(), dropped.code), ("", 0));
     assert_eq!(env.run(&["list"]).stdout, "");
 }
+
+/// Item 2: with a readwrite batch open (holding SQLite's write lock after its first write),
+/// other processes open and read the database without waiting: export sees the committed
+/// records only, and a readonly batch reads.
+#[test]
+fn readers_in_other_processes_do_not_wait_for_a_writer() {
+    let env = Env::new();
+    make_x(&env);
+    let mut writer = Batch::start(&env, &["x"]);
+    assert_eq!(
+        writer.send(r#"{"op":"put","store":"s","value":"b","key":2}"#),
+        r#"{"result":2}"#
+    );
+    // Opening used to take SQLite's write lock, so these waited 30 s for the batch and
+    // failed with "database is locked".
+    let export = env.run(&["--lock-timeout", "0", "export", "x", "s"]);
+    assert_eq!((export.stderr.as_str(), export.code), ("", 0));
+    assert_eq!(export.lines(), vec![r#"{"key":1,"value":"a"}"#]);
+    let got = env.run(&["--lock-timeout", "0", "get", "x", "s", "1"]);
+    assert_eq!((got.stderr.as_str(), got.code), ("", 0));
+    env.expect_batch(
+        "x",
+        &["--mode", "readonly", "--lock-timeout", "0"],
+        &script(&[r#"{"op":"count","store":"s"}"#]),
+        &[r#"{"result":1}"#, COMMITTED],
+        0,
+    );
+    assert_eq!(
+        writer.commit(),
+        (r#"{"result":null}"#.to_owned(), COMMITTED.to_owned())
+    );
+    assert_eq!(writer.finish(), (vec![], 0));
+}

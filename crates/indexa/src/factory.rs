@@ -303,7 +303,27 @@ impl Factory {
 
     /// Begins the versionchange transaction that takes `shared` to version `new`, or `None`
     /// when it is already there; fails with [`Error::Version`] when it is above `new`.
+    ///
+    /// Learning that the database already is at `new` takes neither the write lock nor the
+    /// exclusive connection lock, so it never waits for a writer or for other processes.
     fn start_upgrade(shared: &Arc<DatabaseShared>, new: u64) -> Result<Option<(Transaction, u64)>> {
+        let reader = Transaction::begin(
+            shared.clone(),
+            None,
+            TransactionMode::ReadOnly,
+            Durability::Default,
+        )?;
+        let stored = reader.database_version_at_start();
+        drop(reader);
+        if new < stored {
+            return Err(Error::Version(format!(
+                "database {:?} is at version {stored}, above the requested {new}",
+                shared.name
+            )));
+        }
+        if new == stored {
+            return Ok(None);
+        }
         // An upgrade waits until no other process has the database open (spec: the
         // versionchange transaction waits for the other connections to close).
         let exclusive = shared.exclusive()?;
