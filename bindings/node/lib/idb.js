@@ -122,11 +122,20 @@ function initTarget(o) {
  * `IDBFactory`. `new IDBFactory({ dir })` keeps databases in `dir` (created if missing);
  * without `dir` it uses `$INDEXA_DATA_DIR` when set, else a private temporary directory
  * removed at exit (the in-memory mode). `{ memory: true }` forces the latter.
+ * `{ lockTimeout }`: milliseconds a deleteDatabase or an upgrade waits for other processes
+ * to close the database before failing with InvalidStateError (default 30000).
  */
 class IDBFactory {
   constructor(options = {}) {
     const dir = options.memory ? undefined : (options.dir || process.env.INDEXA_DATA_DIR || undefined);
-    const nf = new native.NativeFactory(dir);
+    let lockTimeout;
+    if (options.lockTimeout !== undefined) {
+      lockTimeout = Number(options.lockTimeout);
+      if (!Number.isFinite(lockTimeout) || lockTimeout < 0) {
+        throw new TypeError('lockTimeout must be a finite number of milliseconds, at least 0');
+      }
+    }
+    const nf = new native.NativeFactory(dir, lockTimeout);
     if (dir === undefined) {
       const tmp = nf.dir;
       process.once('exit', () => fs.rmSync(tmp, { recursive: true, force: true }));

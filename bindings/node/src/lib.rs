@@ -121,14 +121,27 @@ pub struct NativeFactory {
 #[napi]
 impl NativeFactory {
     /// `dir`: the data directory (created if missing); `undefined` for a temporary directory
-    /// removed when the factory is garbage-collected or the process exits.
+    /// removed when the factory is garbage-collected or the process exits. `lock_timeout`:
+    /// milliseconds a deletion or an upgrade waits for other processes to close the database
+    /// (`Factory::set_lock_timeout`); `undefined` for the engine's default.
     #[napi(constructor)]
-    pub fn new(dir: Option<String>) -> Result<NativeFactory> {
-        let factory = match dir {
+    pub fn new(dir: Option<String>, lock_timeout: Option<f64>) -> Result<NativeFactory> {
+        let mut factory = match dir {
             Some(d) => Factory::open_dir(d),
             None => Factory::temporary(),
         }
         .map_err(engine_error)?;
+        if let Some(ms) = lock_timeout {
+            if !(0.0..=1e12).contains(&ms) {
+                return Err(named_error(
+                    "TypeError",
+                    format!(
+                        "lockTimeout must be a number of milliseconds from 0 to 1e12, not {ms}"
+                    ),
+                ));
+            }
+            factory.set_lock_timeout(std::time::Duration::from_secs_f64(ms / 1000.0));
+        }
         Ok(NativeFactory {
             factory: Arc::new(factory),
         })
