@@ -140,3 +140,39 @@ test('opening and reading do not wait for a readwrite transaction in another pro
   assert.equal(await a.next(), 'committed');
   assert.equal(await a.exit, 0);
 });
+
+test('an upgrade waits for an older connection in another process, whose schema stays as it opened', async () => {
+  const { factory: setup, dir } = freshFactory();
+  await makeX(setup);
+  const a = child(dir, `${CHILD_HELPERS}
+    const db = await done(factory.open('x'));
+    say('open');
+    for (;;) {
+      if ((await heard()) !== 'read') break;
+      const store = db.transaction('p').objectStore('p');
+      const names = [...store.indexNames];
+      const got = await done(store.index('by_v').get('one'));
+      say(JSON.stringify([db.version, names, got]));
+    }
+    db.close();
+    say('closed');`);
+  assert.equal(await a.next(), 'open');
+  const factory = new IDBFactory({ dir, lockTimeout: 200 });
+  const upgrade = (f) => open(f, 'x', 2, (d, tx) => {
+    tx.objectStore('p').deleteIndex('by_v');
+    tx.objectStore('p').put({ id: 2, v: 'two' });
+  });
+  await assert.rejects(upgrade(factory), {
+    name: 'InvalidStateError',
+    message: 'database "x" is open in another process; close it there first (waited 200 ms)',
+  });
+  a.send('read');
+  assert.equal(await a.next(), '[1,["by_v"],{"id":1,"v":"one"}]');
+  assert.deepEqual(await factory.databases(), [{ name: 'x', version: 1 }]);
+  a.send('close');
+  assert.equal(await a.next(), 'closed');
+  assert.equal(await a.exit, 0);
+  const db = await upgrade(new IDBFactory({ dir, lockTimeout: 60000 }));
+  assert.deepEqual([db.version, [...db.transaction('p').objectStore('p').indexNames]], [2, []]);
+  db.close();
+});

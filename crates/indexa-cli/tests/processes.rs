@@ -212,3 +212,41 @@ fn readers_in_other_processes_do_not_wait_for_a_writer() {
     );
     assert_eq!(writer.finish(), (vec![], 0));
 }
+
+/// Item 3: an upgrade from another process waits for (here: fails against) the open older
+/// connection, which keeps reading through its index under the schema it opened with; once
+/// it is closed the upgrade runs.
+#[test]
+fn an_upgrade_waits_for_older_connections_in_other_processes() {
+    let env = Env::new();
+    make_x(&env);
+    let mut old = Batch::start(&env, &["x", "--mode", "readonly"]);
+    assert_eq!(
+        old.send(r#"{"op":"get","store":"p","index":"by_v","query":"one"}"#),
+        r#"{"result":{"id":1,"v":"one"}}"#
+    );
+    let upgrade = script(&[
+        r#"{"op":"deleteIndex","store":"p","name":"by_v"}"#,
+        r#"{"op":"put","store":"p","value":{"id":2,"v":"two"}}"#,
+    ]);
+    let blocked = env.run_with_input(
+        &["--lock-timeout", "0.2", "batch", "x", "--version", "2"],
+        &upgrade,
+    );
+    assert_eq!(
+        blocked.stdout,
+        "{\"error\":{\"name\":\"InvalidStateError\",\"message\":\"database \\\"x\\\" is open in another process; close it there first (waited 200 ms)\"}}\n"
+    );
+    assert_eq!(
+        old.send(r#"{"op":"get","store":"p","index":"by_v","query":"one"}"#),
+        r#"{"result":{"id":1,"v":"one"}}"#
+    );
+    assert_eq!(old.finish(), (vec![COMMITTED.to_owned()], 0));
+    env.expect_batch(
+        "x",
+        &["--version", "2"],
+        &upgrade,
+        &[r#"{"result":null}"#, r#"{"result":2}"#, COMMITTED],
+        0,
+    );
+}
