@@ -1,5 +1,6 @@
 //! The native half of `indexa` for Node.js: a factory over a data directory, one connection
-//! object per `IDBDatabase` whose engine work runs on its own thread, and the key and value
+//! object per `IDBDatabase` whose engine work runs in order on a bounded pool of threads
+//! shared by all connections (see `worker`), and the key and value
 //! conversions of the IndexedDB spec (<https://www.w3.org/TR/IndexedDB-3/>).
 //!
 //! Every method that places a request checks its arguments synchronously, as the spec's
@@ -10,7 +11,6 @@
 mod convert;
 mod worker;
 
-use std::sync::mpsc::{channel, Sender};
 use std::sync::Arc;
 
 use indexa::{
@@ -340,11 +340,19 @@ fn replies_to_js(env: &Env, replies: Vec<Reply>) -> Result<JsObject> {
     Ok(array)
 }
 
-/// One connection to a database (`IDBDatabase`) and the thread that runs its engine work.
+/// One connection to a database (`IDBDatabase`); its engine work runs on the shared pool of
+/// threads (see `worker`).
 #[napi]
 pub struct NativeConnection {
-    ops: Sender<Op>,
+    conn: Arc<worker::Connection>,
     replies: ThreadsafeFunction<Vec<Reply>, ErrorStrategy::Fatal>,
+}
+
+impl Drop for NativeConnection {
+    /// A connection collected without `close()` is closed once its work is done.
+    fn drop(&mut self) {
+        self.conn.submit(Op::Close);
+    }
 }
 
 fn mode_from(mode: &str) -> Result<TransactionMode> {
@@ -433,18 +441,11 @@ impl NativeConnection {
             })?;
         // Only outstanding work keeps the process alive: see `set_busy`.
         replies.unref(&env)?;
-        let (ops, receiver) = channel();
         let thread_replies = replies.clone();
-        let engine = factory.factory.clone();
-        std::thread::Builder::new()
-            .name("indexa-connection".into())
-            .spawn(move || {
-                worker::run(engine, receiver, |batch| {
-                    thread_replies.call(batch, ThreadsafeFunctionCallMode::Blocking);
-                })
-            })
-            .map_err(|e| named_error("UnknownError", format!("cannot start a thread: {e}")))?;
-        Ok(NativeConnection { ops, replies })
+        let conn = worker::Connection::new(factory.factory.clone(), move |batch| {
+            thread_replies.call(batch, ThreadsafeFunctionCallMode::Blocking);
+        });
+        Ok(NativeConnection { conn, replies })
     }
 
     /// Whether replies are outstanding: while they are, the process stays alive.
@@ -458,9 +459,11 @@ impl NativeConnection {
     }
 
     fn send(&self, op: Op) -> Result<()> {
-        self.ops
-            .send(op)
-            .map_err(|_| named_error("InvalidStateError", "the connection is closed"))
+        if self.conn.submit(op) {
+            Ok(())
+        } else {
+            Err(named_error("InvalidStateError", "the connection is closed"))
+        }
     }
 
     /// Opens database `name` at `version`, beginning the versionchange transaction `tx` when
@@ -842,7 +845,7 @@ impl NativeConnection {
         self.send(Op::CursorDelete { id, cursor })
     }
 
-    /// Ends the connection's thread once the work before this call is done.
+    /// Closes the connection once the work placed before this call is done.
     #[napi]
     pub fn close(&self) -> Result<()> {
         self.send(Op::Close)
