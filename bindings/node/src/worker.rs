@@ -294,6 +294,8 @@ impl OpenCursor {
 struct Worker {
     factory: Arc<Factory>,
     db: Option<Database>,
+    /// The version the connection opened at (`IDBDatabase.version`).
+    version: u64,
     txs: HashMap<u32, Transaction>,
     /// Ops of declared transactions that have not begun, in order.
     held: HashMap<u32, Vec<Op>>,
@@ -687,6 +689,7 @@ impl Worker {
             }
         };
         self.db = Some(db);
+        self.version = version;
         Ok(Payload::Opened {
             old_version,
             version,
@@ -707,6 +710,18 @@ impl Worker {
             .ok_or_else(|| Error::InvalidState("the connection is not open".into()))?;
         let names: Vec<&str> = scope.iter().map(String::as_str).collect();
         let t = db.transaction_with_durability(&names, mode, durability)?;
+        // Beginning read the stored version: a connection of another factory (in this
+        // process; other processes wait for this connection to close) upgraded the database,
+        // so this connection's object stores and indexes are outdated.
+        if db.version() != self.version {
+            t.abort();
+            return Err(Error::InvalidState(format!(
+                "database {:?} was upgraded from version {} to {} by another connection; this connection is outdated: close it and open the database again",
+                db.name(),
+                self.version,
+                db.version()
+            )));
+        }
         self.txs.insert(tx, t);
         Ok(Payload::None)
     }
@@ -873,6 +888,7 @@ impl Connection {
             worker: Mutex::new(Some(Worker {
                 factory,
                 db: None,
+                version: 0,
                 txs: HashMap::new(),
                 held: HashMap::new(),
                 cursors: HashMap::new(),

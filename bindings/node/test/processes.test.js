@@ -176,3 +176,31 @@ test('an upgrade waits for an older connection in another process, whose schema 
   assert.deepEqual([db.version, [...db.transaction('p').objectStore('p').indexNames]], [2, []]);
   db.close();
 });
+
+test('a connection outdated by an upgrade through another factory fails its new transactions', async () => {
+  const { factory: a, dir } = freshFactory();
+  await makeX(a);
+  const old = await open(a, 'x');
+  // A second factory in this process: its upgrade does not wait for the first's connection.
+  const b = new IDBFactory({ dir });
+  const db = await open(b, 'x', 2, (d, tx) => {
+    tx.objectStore('p').deleteIndex('by_v');
+    tx.objectStore('p').put({ id: 2, v: 'two' });
+  });
+  db.close();
+  const tx = old.transaction('p');
+  const store = tx.objectStore('p');
+  assert.deepEqual([old.version, [...store.indexNames]], [1, ['by_v']]);
+  // The transaction aborts before reading anything under the new schema.
+  const read = done(store.index('by_v').get('one'));
+  await assert.rejects(finished(tx), {
+    name: 'InvalidStateError',
+    message: 'database "x" was upgraded from version 1 to 2 by another connection; this connection is outdated: close it and open the database again',
+  });
+  await assert.rejects(read, { name: 'AbortError' });
+  old.close();
+  // The first factory sees the new version (it read the file, not its cache).
+  const now = await open(a, 'x');
+  assert.deepEqual([now.version, [...now.transaction('p').objectStore('p').indexNames]], [2, []]);
+  now.close();
+});

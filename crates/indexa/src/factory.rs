@@ -258,8 +258,12 @@ impl Factory {
     /// # Errors
     /// [`Error::Unknown`] when the file exists but cannot be read as an Indexa database.
     pub fn version(&self, name: &str) -> Result<u64> {
-        if let Some(shared) = lock(&self.open).get(name) {
-            return Ok(shared.schema().version);
+        let cached = lock(&self.open).get(name).cloned();
+        if let Some(shared) = cached.filter(|s| s.is_current()) {
+            // Read from the file: another process may have upgraded it since it was cached.
+            let reader =
+                Transaction::begin(shared, None, TransactionMode::ReadOnly, Durability::Default)?;
+            return Ok(reader.database_version_at_start());
         }
         let path = self.path_for(name);
         if !path.exists() {
