@@ -250,3 +250,35 @@ fn an_upgrade_waits_for_older_connections_in_other_processes() {
         0,
     );
 }
+
+/// Item 3: processes that all create (upgrade) the same database at once do not wait for
+/// each other's new connections: one upgrades, the others then find it at the version.
+#[test]
+fn simultaneous_upgrades_from_several_processes_all_finish() {
+    let env = Env::new();
+    let children: Vec<Child> = (0..8)
+        .map(|_| {
+            let mut child = Command::new(env!("CARGO_BIN_EXE_indexa"))
+                .arg("--data-dir")
+                .arg(env.data_dir())
+                .args(["--lock-timeout", "30", "batch", "x", "--version", "1"])
+                .env_remove("INDEXA_DATA_DIR")
+                .stdin(Stdio::piped())
+                .stdout(Stdio::piped())
+                .stderr(Stdio::piped())
+                .spawn()
+                .unwrap();
+            drop(child.stdin.take());
+            child
+        })
+        .collect();
+    for child in children {
+        let out = child.wait_with_output().unwrap();
+        assert_eq!(
+            String::from_utf8_lossy(&out.stdout),
+            format!("{COMMITTED}\n")
+        );
+        assert_eq!(out.status.code(), Some(0));
+    }
+    assert_eq!(env.run(&["list"]).stdout, "x\t1\n");
+}

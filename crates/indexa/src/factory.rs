@@ -225,7 +225,7 @@ impl Factory {
         }
         // The connection keeps the database open for other processes from here on.
         let (shared, db) = self.connect(name)?;
-        let current = shared.schema().version;
+        let current = Self::stored_version(&shared)?;
         let requested = version.unwrap_or(current.max(1));
         if requested < current {
             return Err(Error::Version(format!(
@@ -233,21 +233,23 @@ impl Factory {
             )));
         }
         if requested > current {
-            if let Err(e) = self.run_upgrade(&shared, current, requested, upgrade) {
-                drop(db);
-                // A database this call created is removed again — unless another connection
-                // committed a version meanwhile (the file says so); the upgrade's error is
-                // the one to report either way.
-                let still_new = current == 0
-                    && storage::peek_database_file(&shared.path)
-                        .ok()
-                        .flatten()
-                        .is_some_and(|row| row.version == 0);
-                if still_new {
-                    let _ = self.remove(name, &shared);
+            return match self.run_upgrade(&shared, db, current, requested, upgrade) {
+                Ok(db) => Ok(db),
+                Err(e) => {
+                    // A database this call created is removed again — unless another connection
+                    // committed a version meanwhile (the file says so); the upgrade's error is
+                    // the one to report either way.
+                    let still_new = current == 0
+                        && storage::peek_database_file(&shared.path)
+                            .ok()
+                            .flatten()
+                            .is_some_and(|row| row.version == 0);
+                    if still_new {
+                        let _ = self.remove(name, &shared);
+                    }
+                    Err(e)
                 }
-                return Err(e);
-            }
+            };
         }
         Ok(db)
     }
@@ -301,24 +303,35 @@ impl Factory {
             return Err(Error::Type("the version must be at least 1".into()));
         }
         let (shared, db) = self.connect(name)?;
-        let upgrade = Self::start_upgrade(&shared, version)?;
-        Ok((db, upgrade))
+        Self::start_upgrade(&shared, db, version)
     }
 
-    /// Begins the versionchange transaction that takes `shared` to version `new`, or `None`
-    /// when it is already there; fails with [`Error::Version`] when it is above `new`.
-    ///
-    /// Learning that the database already is at `new` takes neither the write lock nor the
-    /// exclusive connection lock, so it never waits for a writer or for other processes.
-    fn start_upgrade(shared: &Arc<DatabaseShared>, new: u64) -> Result<Option<(Transaction, u64)>> {
+    /// The version stored in the database file, read in a readonly transaction (which also
+    /// reloads the cached schema when another process changed it).
+    fn stored_version(shared: &Arc<DatabaseShared>) -> Result<u64> {
         let reader = Transaction::begin(
             shared.clone(),
             None,
             TransactionMode::ReadOnly,
             Durability::Default,
         )?;
-        let stored = reader.database_version_at_start();
-        drop(reader);
+        Ok(reader.database_version_at_start())
+    }
+
+    /// Begins the versionchange transaction that takes `shared` to version `new`, or `None`
+    /// when it is already there; fails with [`Error::Version`] when it is above `new`. `db`
+    /// is the caller's new connection, given back.
+    ///
+    /// Learning that the database already is at `new` takes neither the write lock nor the
+    /// exclusive connection lock, so it never waits for a writer or for other processes. An
+    /// upgrade gives up `db`'s hold while it waits for the exclusive lock, so two processes
+    /// upgrading at once do not wait for each other's new connections.
+    fn start_upgrade(
+        shared: &Arc<DatabaseShared>,
+        db: Database,
+        new: u64,
+    ) -> Result<(Database, Option<(Transaction, u64)>)> {
+        let stored = Self::stored_version(shared)?;
         if new < stored {
             return Err(Error::Version(format!(
                 "database {:?} is at version {stored}, above the requested {new}",
@@ -326,11 +339,19 @@ impl Factory {
             )));
         }
         if new == stored {
-            return Ok(None);
+            return Ok((db, None));
         }
         // An upgrade waits until no other process has the database open (spec: the
         // versionchange transaction waits for the other connections to close).
+        drop(db);
         let exclusive = shared.exclusive()?;
+        if !shared.is_current() {
+            return Err(Error::InvalidState(format!(
+                "database {:?} was deleted by another process while this one waited to upgrade it",
+                shared.name
+            )));
+        }
+        let db = Database::new(shared.clone())?;
         let tx = Transaction::begin_locked(
             shared.clone(),
             None,
@@ -348,36 +369,38 @@ impl Factory {
         }
         if new == old_now {
             tx.commit()?;
-            return Ok(None);
+            return Ok((db, None));
         }
         tx.set_version(new)?;
-        Ok(Some((tx, old_now)))
+        Ok((db, Some((tx, old_now))))
     }
 
     /// Runs the upgrade transaction (<https://www.w3.org/TR/IndexedDB-3/#upgrade-a-database>).
     fn run_upgrade<F>(
         &self,
         shared: &Arc<DatabaseShared>,
+        db: Database,
         old: u64,
         new: u64,
         upgrade: F,
-    ) -> Result<()>
+    ) -> Result<Database>
     where
         F: FnOnce(&Transaction, u64, u64) -> Result<()>,
     {
-        let Some((tx, old_now)) = Self::start_upgrade(shared, new)? else {
-            return Ok(());
+        let (db, started) = Self::start_upgrade(shared, db, new)?;
+        let Some((tx, old_now)) = started else {
+            return Ok(db);
         };
         match upgrade(&tx, old.max(old_now), new) {
             Ok(()) => {
                 if tx.is_finished() {
                     return if tx.was_committed() {
-                        Ok(())
+                        Ok(db)
                     } else {
                         Err(Error::Abort("the upgrade transaction was aborted".into()))
                     };
                 }
-                tx.commit()
+                tx.commit().map(|()| db)
             }
             Err(e) => {
                 tx.abort();
