@@ -41,7 +41,7 @@ struct LockState {
     exclusive: usize,
 }
 
-/// The lock a process holds, as set on the lock file.
+/// The lock a process holds on the file.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Kind {
     Shared,
@@ -61,9 +61,9 @@ fn registry() -> &'static Mutex<HashMap<PathBuf, Weak<ConnectionLock>>> {
     REGISTRY.get_or_init(|| Mutex::new(HashMap::new()))
 }
 
-/// The byte of the database file the lock is on: past SQLite's lock bytes (at 1 GiB) and
-/// past any page it would write for a database below 1.75 GiB; locking a byte needs no data
-/// there.
+/// The byte of the database file the lock is on: apart from SQLite's lock bytes (the 512
+/// from 1 GiB on). Record locks are advisory and need no data at their offset, so the
+/// database's size does not matter.
 #[cfg(target_os = "linux")]
 const LOCK_BYTE: libc::off_t = 0x7000_0000;
 
