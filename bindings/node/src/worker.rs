@@ -710,9 +710,9 @@ impl Worker {
             .ok_or_else(|| Error::InvalidState("the connection is not open".into()))?;
         let names: Vec<&str> = scope.iter().map(String::as_str).collect();
         let t = db.transaction_with_durability(&names, mode, durability)?;
-        // Beginning read the stored version: a connection of another factory (in this
-        // process; other processes wait for this connection to close) upgraded the database,
-        // so this connection's object stores and indexes are outdated.
+        // Beginning read the stored version. Where upgrades cannot wait for this connection
+        // (platforms without the cross-process lock), another process may have upgraded the
+        // database: this connection's object stores and indexes are then outdated.
         if db.version() != self.version {
             t.abort();
             return Err(Error::InvalidState(format!(

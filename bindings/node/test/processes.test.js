@@ -177,29 +177,30 @@ test('an upgrade waits for an older connection in another process, whose schema 
   db.close();
 });
 
-test('a connection outdated by an upgrade through another factory fails its new transactions', async () => {
+test('an upgrade or deletion through another factory of this process waits for its connections', async () => {
   const { factory: a, dir } = freshFactory();
   await makeX(a);
   const old = await open(a, 'x');
-  // A second factory in this process: its upgrade does not wait for the first's connection.
-  const b = new IDBFactory({ dir });
-  const db = await open(b, 'x', 2, (d, tx) => {
+  // A second factory in this process: its connections are not the first one's to close.
+  const b = new IDBFactory({ dir, lockTimeout: 200 });
+  const upgrade = (f) => open(f, 'x', 2, (d, tx) => {
     tx.objectStore('p').deleteIndex('by_v');
     tx.objectStore('p').put({ id: 2, v: 'two' });
   });
-  db.close();
-  const tx = old.transaction('p');
-  const store = tx.objectStore('p');
-  assert.deepEqual([old.version, [...store.indexNames]], [1, ['by_v']]);
-  // The transaction aborts before reading anything under the new schema.
-  const read = done(store.index('by_v').get('one'));
-  await assert.rejects(finished(tx), {
+  const blocked = {
     name: 'InvalidStateError',
-    message: 'database "x" was upgraded from version 1 to 2 by another connection; this connection is outdated: close it and open the database again',
-  });
-  await assert.rejects(read, { name: 'AbortError' });
+    message: 'database "x" is open through another factory of this process; close it there first (waited 200 ms)',
+  };
+  await assert.rejects(upgrade(b), blocked);
+  await assert.rejects(done(b.deleteDatabase('x')), blocked);
+  const store = old.transaction('p').objectStore('p');
+  assert.deepEqual([old.version, [...store.indexNames]], [1, ['by_v']]);
+  assert.deepEqual(await done(store.index('by_v').get('one')), { id: 1, v: 'one' });
   old.close();
-  // The first factory sees the new version (it read the file, not its cache).
+  // Once it is closed (the close reaches the engine a moment later), the upgrade runs.
+  const db = await upgrade(new IDBFactory({ dir, lockTimeout: 60000 }));
+  db.close();
+  // The first factory sees the new version (it reads the file, not what it cached).
   const now = await open(a, 'x');
   assert.deepEqual([now.version, [...now.transaction('p').objectStore('p').indexNames]], [2, []]);
   now.close();

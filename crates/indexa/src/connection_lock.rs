@@ -2,22 +2,25 @@
 //!
 //! IndexedDB lets a database be deleted or upgraded only once every other connection to it
 //! is closed (<https://www.w3.org/TR/IndexedDB-3/#delete-a-database>, "upgrade a database").
-//! Within one process the callers see every connection; across processes this lock does:
-//! every process with an open connection or a running transaction holds a shared record lock
-//! on one byte of the database file (far beyond the bytes SQLite locks), and a deletion or an
-//! upgrade holds it exclusively. The operating system drops a process's locks when it exits
-//! or crashes, so a dead process never blocks anyone.
+//! This lock makes them wait for the connections their caller cannot see: those of other
+//! processes, and those of other factories (owners) of the same process. Every process with
+//! an open connection or a running transaction holds a shared record lock on one byte of the
+//! database file (apart from the bytes SQLite locks), and a deletion or an upgrade holds it
+//! exclusively; within the process, holds are counted by owner. The operating system drops
+//! a process's locks when it exits or crashes, so a dead process never blocks anyone.
 //!
 //! The locks are Linux open-file-description locks (`F_OFD_SETLK`): they belong to one open
 //! file, so SQLite opening and closing its own descriptors of the file never touches them,
 //! turning a shared lock into an exclusive one is atomic (a failed attempt keeps the shared
 //! lock), and a process conflicts with itself only through a second open file — so each
 //! database file is opened for locking once per process, through a process-wide registry
-//! keyed by path. On other platforms there is no cross-process lock (every attempt succeeds).
+//! keyed by path. On other platforms there is no lock between processes (the file lock always
+//! succeeds); the owners within a process are counted everywhere.
 
 use std::collections::HashMap;
 use std::fs::{File, OpenOptions};
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, OnceLock, Weak};
 use std::time::{Duration, Instant};
 
@@ -37,8 +40,26 @@ struct LockState {
     file: Option<File>,
     /// Open connections and running transactions of this process.
     holds: usize,
+    /// The same, by owner.
+    holds_by: HashMap<Owner, usize>,
     /// Deletions and upgrades of this process running now.
     exclusive: usize,
+    /// Whose they are (one owner at a time).
+    exclusive_owner: Option<Owner>,
+}
+
+/// Who takes a lock within the process: one factory's state of one database (the
+/// connections a caller sees, and may close before deleting or upgrading), or one deletion.
+/// Holds of other owners block a deletion or an upgrade as another process's do.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub(crate) struct Owner(usize);
+
+impl Owner {
+    /// An owner distinct from every other.
+    pub fn new() -> Owner {
+        static NEXT: AtomicUsize = AtomicUsize::new(1);
+        Owner(NEXT.fetch_add(1, Ordering::Relaxed))
+    }
 }
 
 /// The lock a process holds on the file.
@@ -68,11 +89,18 @@ fn registry() -> &'static Mutex<HashMap<PathBuf, Weak<ConnectionLock>>> {
 const LOCK_BYTE: libc::off_t = 0x7000_0000;
 
 /// A shared lock held for one connection or transaction; dropping it releases it.
-pub(crate) struct Hold(Arc<ConnectionLock>);
+pub(crate) struct Hold(Arc<ConnectionLock>, Owner);
 
 /// The exclusive lock held for one deletion or upgrade; dropping it returns the process to
 /// its shared lock (or none).
 pub(crate) struct Exclusive(Arc<ConnectionLock>);
+
+/// What a lock attempt waits for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Blocker {
+    AnotherProcess,
+    AnotherOwner,
+}
 
 impl ConnectionLock {
     /// This process's lock for the database file `database`.
@@ -88,85 +116,116 @@ impl ConnectionLock {
             state: Mutex::new(LockState {
                 file: None,
                 holds: 0,
+                holds_by: HashMap::new(),
                 exclusive: 0,
+                exclusive_owner: None,
             }),
         });
         registry.insert(path, Arc::downgrade(&new));
         new
     }
 
-    /// Takes a shared hold for a connection or transaction, waiting up to `timeout` while
-    /// another process deletes or upgrades the database.
+    /// Takes a shared hold for a connection or transaction of `owner`, waiting up to
+    /// `timeout` while another process or owner deletes or upgrades the database.
     ///
     /// # Errors
     /// [`Error::InvalidState`] when the wait timed out; [`Error::Unknown`] when the file
     /// cannot be opened or locked.
-    pub fn hold(self: &Arc<Self>, name: &str, timeout: Duration) -> Result<Hold> {
-        self.acquire(Kind::Shared, timeout, || {
+    pub fn hold(self: &Arc<Self>, owner: Owner, name: &str, timeout: Duration) -> Result<Hold> {
+        self.acquire(Kind::Shared, owner, timeout, |by| {
             Error::InvalidState(format!(
-                "database {name:?} is being deleted or upgraded by another process (waited {} ms)",
+                "database {name:?} is being deleted or upgraded {} (waited {} ms)",
+                match by {
+                    Blocker::AnotherProcess => "by another process",
+                    Blocker::AnotherOwner => "through another factory of this process",
+                },
                 timeout.as_millis()
             ))
         })?;
-        Ok(Hold(self.clone()))
+        Ok(Hold(self.clone(), owner))
     }
 
-    /// Takes the exclusive lock for a deletion or an upgrade, waiting up to `timeout` until no
-    /// other process has a connection to the database.
+    /// Takes the exclusive lock for a deletion or an upgrade by `owner`, waiting up to
+    /// `timeout` until no other process or owner has a connection to the database.
     ///
     /// # Errors
-    /// [`Error::InvalidState`] when another process still had the database open after
-    /// `timeout`; [`Error::Unknown`] when the file cannot be opened or locked.
-    pub fn exclusive(self: &Arc<Self>, name: &str, timeout: Duration) -> Result<Exclusive> {
-        self.acquire(Kind::Exclusive, timeout, || {
+    /// [`Error::InvalidState`] when another process or owner still had the database open
+    /// after `timeout`; [`Error::Unknown`] when the file cannot be opened or locked.
+    pub fn exclusive(
+        self: &Arc<Self>,
+        owner: Owner,
+        name: &str,
+        timeout: Duration,
+    ) -> Result<Exclusive> {
+        self.acquire(Kind::Exclusive, owner, timeout, |by| {
             Error::InvalidState(format!(
-                "database {name:?} is open in another process; close it there first (waited {} ms)",
+                "database {name:?} is open {}; close it there first (waited {} ms)",
+                match by {
+                    Blocker::AnotherProcess => "in another process",
+                    Blocker::AnotherOwner => "through another factory of this process",
+                },
                 timeout.as_millis()
             ))
         })?;
         Ok(Exclusive(self.clone()))
     }
 
-    fn acquire(&self, want: Kind, timeout: Duration, timed_out: impl Fn() -> Error) -> Result<()> {
+    fn acquire(
+        &self,
+        want: Kind,
+        owner: Owner,
+        timeout: Duration,
+        timed_out: impl Fn(Blocker) -> Error,
+    ) -> Result<()> {
         let deadline = Instant::now() + timeout;
         loop {
             let mut st = lock(&self.state);
-            // Already held strongly enough by this process.
-            if st.exclusive > 0 || (want == Kind::Shared && st.holds > 0) {
-                match want {
-                    Kind::Shared => st.holds += 1,
-                    _ => st.exclusive += 1,
-                }
+            let blocker = if st.exclusive > 0 && st.exclusive_owner != Some(owner)
+                || want == Kind::Exclusive && st.holds_by.iter().any(|(o, n)| *o != owner && *n > 0)
+            {
+                Blocker::AnotherOwner
+            } else if st.exclusive > 0 || (want == Kind::Shared && st.holds > 0) {
+                // Already held strongly enough by this process.
+                Self::count(&mut st, want, owner);
                 return Ok(());
-            }
-            let unlocked = st.holds == 0;
-            if unlocked {
-                self.open_current(&mut st)?;
-            }
-            let locked = match &st.file {
-                Some(file) => set_lock(file, want).map_err(|e| self.io_error(e))?,
-                // Nothing to lock where the file can neither be opened nor created (SQLite
-                // then reports why), so nothing to wait for.
-                None => true,
+            } else {
+                let unlocked = st.holds == 0;
+                if unlocked {
+                    self.open_current(&mut st)?;
+                }
+                let locked = match &st.file {
+                    Some(file) => set_lock(file, want).map_err(|e| self.io_error(e))?,
+                    // Nothing to lock where the file can neither be opened nor created
+                    // (SQLite then reports why), so nothing to wait for.
+                    None => true,
+                };
+                if locked {
+                    // A lock taken on a file another process deleted meanwhile guards
+                    // nothing: start again on the file now at the path.
+                    if unlocked && st.file.as_ref().is_some_and(|f| !self.is_current(f)) {
+                        st.file = None;
+                        continue;
+                    }
+                    Self::count(&mut st, want, owner);
+                    return Ok(());
+                }
+                Blocker::AnotherProcess
             };
-            if locked {
-                // A lock taken on a file another process deleted meanwhile guards nothing:
-                // start again on the file now at the path.
-                if unlocked && st.file.as_ref().is_some_and(|f| !self.is_current(f)) {
-                    st.file = None;
-                    continue;
-                }
-                match want {
-                    Kind::Shared => st.holds += 1,
-                    _ => st.exclusive += 1,
-                }
-                return Ok(());
-            }
             drop(st);
             if Instant::now() >= deadline {
-                return Err(timed_out());
+                return Err(timed_out(blocker));
             }
             std::thread::sleep(RETRY_EVERY);
+        }
+    }
+
+    fn count(st: &mut LockState, want: Kind, owner: Owner) {
+        if want == Kind::Shared {
+            st.holds += 1;
+            *st.holds_by.entry(owner).or_insert(0) += 1;
+        } else {
+            st.exclusive += 1;
+            st.exclusive_owner = Some(owner);
         }
     }
 
@@ -252,6 +311,12 @@ impl Drop for Hold {
     fn drop(&mut self) {
         let mut st = lock(&self.0.state);
         st.holds -= 1;
+        if let Some(n) = st.holds_by.get_mut(&self.1) {
+            *n -= 1;
+            if *n == 0 {
+                st.holds_by.remove(&self.1);
+            }
+        }
         self.0.settle(&mut st);
     }
 }
@@ -260,6 +325,9 @@ impl Drop for Exclusive {
     fn drop(&mut self) {
         let mut st = lock(&self.0.state);
         st.exclusive -= 1;
+        if st.exclusive == 0 {
+            st.exclusive_owner = None;
+        }
         self.0.settle(&mut st);
     }
 }

@@ -10,7 +10,7 @@ use std::time::Duration;
 
 use rusqlite::Connection;
 
-use crate::connection_lock::{ConnectionLock, Exclusive, Hold};
+use crate::connection_lock::{ConnectionLock, Exclusive, Hold, Owner};
 use crate::error::{Error, Result};
 use crate::schema::Schema;
 use crate::storage;
@@ -29,8 +29,10 @@ pub(crate) struct DatabaseShared {
     readers: Mutex<Vec<Connection>>,
     schema: Mutex<Arc<Schema>>,
     deleted: AtomicBool,
-    /// Which processes have the database open (see [`ConnectionLock`]).
+    /// Which processes (and other factories of this one) have the database open (see
+    /// [`ConnectionLock`]); this state's connections hold it as `owner`.
     lock: Arc<ConnectionLock>,
+    owner: Owner,
     /// How long to wait for other processes on that lock.
     lock_timeout: Duration,
     /// Which file the connections opened, to notice another process deleting or replacing it.
@@ -80,8 +82,9 @@ impl DatabaseShared {
     /// `lock_timeout` bounds every wait for other processes on the connection lock.
     pub fn open(name: &str, path: PathBuf, lock_timeout: Duration) -> Result<DatabaseShared> {
         let lock = ConnectionLock::for_database(&path);
+        let owner = Owner::new();
         // No other process deletes the file while it is being opened.
-        let _opening = lock.hold(name, lock_timeout)?;
+        let _opening = lock.hold(owner, name, lock_timeout)?;
         let conn = storage::open_connection(&path)?;
         let file_id = file_id(&path);
         let row = storage::initialize(&conn, name)?;
@@ -99,6 +102,7 @@ impl DatabaseShared {
             schema: Mutex::new(Arc::new(schema)),
             deleted: AtomicBool::new(false),
             lock,
+            owner,
             lock_timeout,
             file_id,
         })
@@ -123,7 +127,7 @@ impl DatabaseShared {
     /// [`Error::InvalidState`] when another process deletes or upgrades the database for
     /// longer than the lock timeout.
     pub fn hold(&self) -> Result<Hold> {
-        self.lock.hold(&self.name, self.lock_timeout)
+        self.lock.hold(self.owner, &self.name, self.lock_timeout)
     }
 
     /// The exclusive connection lock, for a deletion or an upgrade: waits until no other
@@ -132,7 +136,13 @@ impl DatabaseShared {
     /// # Errors
     /// [`Error::InvalidState`] when another process still has it open after the lock timeout.
     pub fn exclusive(&self) -> Result<Exclusive> {
-        self.lock.exclusive(&self.name, self.lock_timeout)
+        self.lock
+            .exclusive(self.owner, &self.name, self.lock_timeout)
+    }
+
+    /// Who this state's connections are on the connection lock.
+    pub fn owner(&self) -> Owner {
+        self.owner
     }
 
     /// Forgets the connection lock once the database's files are removed.

@@ -9,7 +9,7 @@ use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::Duration;
 
-use crate::connection_lock::ConnectionLock;
+use crate::connection_lock::{ConnectionLock, Owner};
 use crate::database::{Database, DatabaseShared};
 use crate::error::{Error, Result};
 use crate::storage;
@@ -45,9 +45,10 @@ pub struct DatabaseInfo {
 /// when no other process has a connection to it open (or a transaction running on it): the
 /// deletion or upgrade waits for them up to the lock timeout
 /// ([`Factory::set_lock_timeout`], default [`DEFAULT_LOCK_TIMEOUT`]), then fails with
-/// [`Error::InvalidState`]; meanwhile opening it in other processes waits likewise. Within
-/// one process, connections do not block each other's upgrades or deletions (a caller with
-/// events, like the Node.js package, closes them first, as the spec says).
+/// [`Error::InvalidState`]; meanwhile opening it in other processes waits likewise. This
+/// factory's own connections do not block its upgrades or deletions (a caller with events,
+/// like the Node.js package, closes them first, as the spec says); those of another factory
+/// of this process count as another process's.
 pub struct Factory {
     dir: PathBuf,
     lock_timeout: Duration,
@@ -455,13 +456,16 @@ impl Factory {
         if !path.exists() && !lock(&self.open).contains_key(name) {
             return Ok(0);
         }
-        // Wait until no other process has the database open, and keep them out meanwhile.
-        let connection_lock = ConnectionLock::for_database(&path);
-        let _exclusive = connection_lock.exclusive(name, self.lock_timeout)?;
+        // Wait until no other process (nor another factory of this one) has the database
+        // open, and keep them out meanwhile.
         let shared = lock(&self.open).get(name).cloned();
+        let connection_lock = ConnectionLock::for_database(&path);
+        let owner = shared.as_ref().map_or_else(Owner::new, |s| s.owner());
+        let _exclusive = connection_lock.exclusive(owner, name, self.lock_timeout)?;
         match shared {
             Some(s) if s.is_current() => {
-                let version = s.schema().version;
+                // The file's, not the cached one: another factory may have upgraded it.
+                let version = Self::stored_version(&s)?;
                 self.remove(name, &s)?;
                 Ok(version)
             }
@@ -526,6 +530,39 @@ fn remove_files(path: &Path) -> Result<()> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Another factory's connection in this process blocks a deletion or an upgrade like
+    /// another process's (RELIABILITY.md, "Several processes"); the factory's own do not.
+    #[test]
+    fn another_factorys_connections_block_deletion_and_upgrade() {
+        let dir = tempfile::tempdir().unwrap();
+        let first = Factory::open_dir(dir.path()).unwrap();
+        let db = first
+            .open("x", Some(1), |tx, _, _| {
+                tx.create_object_store("s", None, false).map(|_| ())
+            })
+            .unwrap();
+        let mut second = Factory::open_dir(dir.path()).unwrap();
+        second.set_lock_timeout(Duration::from_millis(100));
+        let blocked = "database \"x\" is open through another factory of this process; close it there first (waited 100 ms)";
+        let err = second.delete_database("x").unwrap_err();
+        assert_eq!((err.name(), err.message()), ("InvalidStateError", blocked));
+        let err = second.open("x", Some(2), |_, _, _| Ok(())).unwrap_err();
+        assert_eq!((err.name(), err.message()), ("InvalidStateError", blocked));
+        // The first factory's connection still works at version 1.
+        let tx = db.transaction(&["s"], TransactionMode::ReadWrite).unwrap();
+        tx.object_store("s")
+            .unwrap()
+            .put(crate::Value::from("kept"), Some(crate::Key::Number(1.0)))
+            .unwrap();
+        tx.commit().unwrap();
+        assert_eq!(db.version(), 1);
+        // The first factory's own upgrade does not wait for its own open connection.
+        first.open("x", Some(2), |_, _, _| Ok(())).unwrap();
+        db.close();
+        assert_eq!(second.delete_database("x").unwrap(), 2);
+        assert_eq!(first.databases().unwrap(), vec![]);
+    }
 
     #[test]
     fn file_names_are_safe() {
