@@ -178,11 +178,20 @@ function entriesOfDirectory(dir) {
  * `IDBFactory`. `new IDBFactory({ dir })` keeps databases in `dir` (created if missing);
  * without `dir` it uses `$INDEXA_DATA_DIR` when set, else a private temporary directory
  * removed at exit (the in-memory mode). `{ memory: true }` forces the latter.
+ * `{ lockTimeout }`: milliseconds a deleteDatabase or an upgrade waits for other processes
+ * to close the database before failing with InvalidStateError (default 30000).
  */
 class IDBFactory {
   constructor(options = {}) {
     const dir = options.memory ? undefined : (options.dir || process.env.INDEXA_DATA_DIR || undefined);
-    const nf = new native.NativeFactory(dir);
+    let lockTimeout;
+    if (options.lockTimeout !== undefined) {
+      lockTimeout = Number(options.lockTimeout);
+      if (!Number.isFinite(lockTimeout) || lockTimeout < 0) {
+        throw new TypeError('lockTimeout must be a finite number of milliseconds, at least 0');
+      }
+    }
+    const nf = new native.NativeFactory(dir, lockTimeout);
     if (dir === undefined) {
       const tmp = nf.dir;
       process.once('exit', () => fs.rmSync(tmp, { recursive: true, force: true }));
@@ -572,14 +581,26 @@ function scopeOverlaps(a, b) {
   return sa.some((n) => sb.includes(n));
 }
 
+/**
+ * How many readonly transactions of one database (per factory) run at once. Each running one
+ * has a SQLite connection of its own (two file descriptors); the others wait for a free one
+ * in creation order, rather than failing once the process runs out of descriptors. The spec
+ * lets an implementation start a transaction later than its rules allow.
+ */
+const MAX_RUNNING_READONLY = 64;
+
 /** Starts every transaction of the database that the spec's scheduling rules allow. */
 function schedule(entry) {
   const txs = entry.txs;
+  let runningReadonly = 0;
+  for (const u of txs) {
+    if (u[internal].started && u[internal].mode === 'readonly') runningReadonly++;
+  }
   for (let i = 0; i < txs.length; i++) {
     const t = txs[i];
     const ti = t[internal];
     if (ti.started) continue;
-    let ok = true;
+    let ok = ti.mode !== 'readonly' || runningReadonly < MAX_RUNNING_READONLY;
     for (let j = 0; j < i && ok; j++) {
       const u = txs[j];
       if (scopeOverlaps(u, t) && (u[internal].mode !== 'readonly' || ti.mode !== 'readonly')) ok = false;
@@ -589,6 +610,7 @@ function schedule(entry) {
     }
     if (!ok) continue;
     ti.started = true;
+    if (ti.mode === 'readonly') runningReadonly++;
     const di = ti.db[internal];
     di.conn.submit('begin', [ti.id, ti.scope, ti.mode, ti.durability], (err, message) => {
       if (err !== null && ti.state !== 'finished') abortTransaction(t, named(err, message));

@@ -1,5 +1,6 @@
 //! The native half of `indexa` for Node.js: a factory over a data directory, one connection
-//! object per `IDBDatabase` whose engine work runs on its own thread, and the key and value
+//! object per `IDBDatabase` whose engine work runs in order on a bounded pool of threads
+//! shared by all connections (see `worker`), and the key and value
 //! conversions of the IndexedDB spec (<https://www.w3.org/TR/IndexedDB-3/>).
 //!
 //! Every method that places a request checks its arguments synchronously, as the spec's
@@ -10,7 +11,6 @@
 mod convert;
 mod worker;
 
-use std::sync::mpsc::{channel, Sender};
 use std::sync::Arc;
 
 use indexa::{
@@ -121,14 +121,27 @@ pub struct NativeFactory {
 #[napi]
 impl NativeFactory {
     /// `dir`: the data directory (created if missing); `undefined` for a temporary directory
-    /// removed when the factory is garbage-collected or the process exits.
+    /// removed when the factory is garbage-collected or the process exits. `lock_timeout`:
+    /// milliseconds a deletion or an upgrade waits for other processes to close the database
+    /// (`Factory::set_lock_timeout`); `undefined` for the engine's default.
     #[napi(constructor)]
-    pub fn new(dir: Option<String>) -> Result<NativeFactory> {
-        let factory = match dir {
+    pub fn new(dir: Option<String>, lock_timeout: Option<f64>) -> Result<NativeFactory> {
+        let mut factory = match dir {
             Some(d) => Factory::open_dir(d),
             None => Factory::temporary(),
         }
         .map_err(engine_error)?;
+        if let Some(ms) = lock_timeout {
+            if !(0.0..=1e12).contains(&ms) {
+                return Err(named_error(
+                    "TypeError",
+                    format!(
+                        "lockTimeout must be a number of milliseconds from 0 to 1e12, not {ms}"
+                    ),
+                ));
+            }
+            factory.set_lock_timeout(std::time::Duration::from_secs_f64(ms / 1000.0));
+        }
         Ok(NativeFactory {
             factory: Arc::new(factory),
         })
@@ -351,11 +364,19 @@ fn replies_to_js(env: &Env, replies: Vec<Reply>) -> Result<JsObject> {
     Ok(array)
 }
 
-/// One connection to a database (`IDBDatabase`) and the thread that runs its engine work.
+/// One connection to a database (`IDBDatabase`); its engine work runs on the shared pool of
+/// threads (see `worker`).
 #[napi]
 pub struct NativeConnection {
-    ops: Sender<Op>,
+    conn: Arc<worker::Connection>,
     replies: ThreadsafeFunction<Vec<Reply>, ErrorStrategy::Fatal>,
+}
+
+impl Drop for NativeConnection {
+    /// A connection collected without `close()` is closed once its work is done.
+    fn drop(&mut self) {
+        self.conn.submit(Op::Close);
+    }
 }
 
 fn mode_from(mode: &str) -> Result<TransactionMode> {
@@ -445,18 +466,11 @@ impl NativeConnection {
             })?;
         // Only outstanding work keeps the process alive: see `set_busy`.
         replies.unref(&env)?;
-        let (ops, receiver) = channel();
         let thread_replies = replies.clone();
-        let engine = factory.factory.clone();
-        std::thread::Builder::new()
-            .name("indexa-connection".into())
-            .spawn(move || {
-                worker::run(engine, receiver, |batch| {
-                    thread_replies.call(batch, ThreadsafeFunctionCallMode::Blocking);
-                })
-            })
-            .map_err(|e| named_error("UnknownError", format!("cannot start a thread: {e}")))?;
-        Ok(NativeConnection { ops, replies })
+        let conn = worker::Connection::new(factory.factory.clone(), move |batch| {
+            thread_replies.call(batch, ThreadsafeFunctionCallMode::Blocking);
+        });
+        Ok(NativeConnection { conn, replies })
     }
 
     /// Whether replies are outstanding: while they are, the process stays alive.
@@ -470,9 +484,11 @@ impl NativeConnection {
     }
 
     fn send(&self, op: Op) -> Result<()> {
-        self.ops
-            .send(op)
-            .map_err(|_| named_error("InvalidStateError", "the connection is closed"))
+        if self.conn.submit(op) {
+            Ok(())
+        } else {
+            Err(named_error("InvalidStateError", "the connection is closed"))
+        }
     }
 
     /// Opens database `name` at `version`, beginning the versionchange transaction `tx` when
@@ -877,7 +893,7 @@ impl NativeConnection {
         self.send(Op::CursorDelete { id, cursor })
     }
 
-    /// Ends the connection's thread once the work before this call is done.
+    /// Closes the connection once the work placed before this call is done.
     #[napi]
     pub fn close(&self) -> Result<()> {
         self.send(Op::Close)

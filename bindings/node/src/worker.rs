@@ -1,6 +1,14 @@
-//! One thread per connection (`IDBDatabase`) runs its engine work in the order the requests
-//! were placed, so Node's thread never waits on storage. Replies go back in batches through a
-//! thread-safe function.
+//! Each connection (`IDBDatabase`) has its engine work run in the order the requests were
+//! placed, on a small pool of threads shared by every connection of the process, so Node's
+//! thread never waits on storage and ten thousand connections do not make ten thousand
+//! threads. Replies go back in batches through a thread-safe function.
+//!
+//! A connection with ops waiting is in the pool's ready queue once; one pool thread at a time
+//! runs its ops (up to [`OPS_PER_TURN`], then it queues again behind the others). Threads are
+//! started as work arrives while none is idle, up to [`MAX_THREADS`]: an op may wait inside
+//! the engine (for SQLite's write lock held by another process, or for another process to
+//! close a database it deletes or upgrades), and meanwhile the other threads serve the other
+//! connections.
 //!
 //! The JavaScript layer schedules transactions (spec: "transaction scheduling",
 //! <https://www.w3.org/TR/IndexedDB-3/#transaction-scheduling>) and only sends `Begin` for a
@@ -15,9 +23,8 @@
 //! `SyncCursor` op that it places before any write to the transaction, so the engine cursor
 //! catches up while the data is still what the rows were read from.
 
-use std::collections::HashMap;
-use std::sync::mpsc::Receiver;
-use std::sync::Arc;
+use std::collections::{HashMap, VecDeque};
+use std::sync::{Arc, Condvar, Mutex, MutexGuard, OnceLock};
 
 use indexa::{
     Cursor, CursorDirection, Database, Durability, Error, Factory, Key, KeyPath, KeyRange, Query,
@@ -291,6 +298,8 @@ impl OpenCursor {
 struct Worker {
     factory: Arc<Factory>,
     db: Option<Database>,
+    /// The version the connection opened at (`IDBDatabase.version`).
+    version: u64,
     txs: HashMap<u32, Transaction>,
     /// Ops of declared transactions that have not begun, in order.
     held: HashMap<u32, Vec<Op>>,
@@ -697,6 +706,7 @@ impl Worker {
             }
         };
         self.db = Some(db);
+        self.version = version;
         Ok(Payload::Opened {
             old_version,
             version,
@@ -716,6 +726,18 @@ impl Worker {
             .as_ref()
             .ok_or_else(|| Error::InvalidState("the connection is not open".into()))?;
         let t = db.transaction_with_durability(scope, mode, durability)?;
+        // Beginning read the stored version. Where upgrades cannot wait for this connection
+        // (platforms without the cross-process lock), another process may have upgraded the
+        // database: this connection's object stores and indexes are then outdated.
+        if db.version() != self.version {
+            t.abort();
+            return Err(Error::InvalidState(format!(
+                "database {:?} was upgraded from version {} to {} by another connection; this connection is outdated: close it and open the database again",
+                db.name(),
+                self.version,
+                db.version()
+            )));
+        }
         self.txs.insert(tx, t);
         Ok(Payload::None)
     }
@@ -837,40 +859,184 @@ fn read(
     }
 }
 
-/// Runs ops until `Close` or until the sending side is dropped, replying in batches.
-pub fn run(factory: Arc<Factory>, ops: Receiver<Op>, mut send: impl FnMut(Vec<Reply>)) {
-    let mut worker = Worker {
-        factory,
-        db: None,
-        txs: HashMap::new(),
-        held: HashMap::new(),
-        cursors: HashMap::new(),
-    };
-    while let Ok(first) = ops.recv() {
-        let mut replies = Vec::new();
-        let mut next = Some(first);
-        let mut closing = false;
-        while let Some(op) = next.take() {
-            if !worker.handle(op, &mut replies) {
-                closing = true;
-                break;
-            }
-            if replies.len() >= 512 {
-                send(std::mem::take(&mut replies));
-            }
-            next = ops.try_recv().ok();
-        }
-        if !replies.is_empty() {
-            send(replies);
-        }
-        if closing {
-            break;
-        }
+/// The most threads the pool runs; 32 connections can wait inside the engine at once while
+/// the others are still served.
+pub const MAX_THREADS: usize = 32;
+
+/// How many ops a pool thread runs for one connection before serving the next one.
+pub const OPS_PER_TURN: usize = 4096;
+
+/// Replies are sent at the latest when this many are gathered.
+const REPLY_BATCH: usize = 512;
+
+fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
+}
+
+/// Where a connection's replies go.
+type SendReplies = Box<dyn Fn(Vec<Reply>) + Send + Sync>;
+
+/// One connection's engine work: its worker and the ops waiting for it.
+pub struct Connection {
+    queue: Mutex<Queue>,
+    worker: Mutex<Option<Worker>>,
+    send: SendReplies,
+}
+
+struct Queue {
+    ops: VecDeque<Op>,
+    /// In the pool's ready queue or being run by a pool thread.
+    scheduled: bool,
+    /// `Close` was placed: later ops are refused.
+    closed: bool,
+}
+
+impl Connection {
+    /// A connection of `factory` whose replies go to `send`, in batches.
+    pub fn new(
+        factory: Arc<Factory>,
+        send: impl Fn(Vec<Reply>) + Send + Sync + 'static,
+    ) -> Arc<Connection> {
+        Arc::new(Connection {
+            queue: Mutex::new(Queue {
+                ops: VecDeque::new(),
+                scheduled: false,
+                closed: false,
+            }),
+            worker: Mutex::new(Some(Worker {
+                factory,
+                db: None,
+                version: 0,
+                txs: HashMap::new(),
+                held: HashMap::new(),
+                cursors: HashMap::new(),
+            })),
+            send: Box::new(send),
+        })
     }
-    // Unfinished transactions abort when dropped, before the connection goes.
-    worker.cursors.clear();
-    worker.txs.clear();
-    if let Some(db) = worker.db.take() {
-        db.close();
+
+    /// Places `op` after the ops placed before; `false` once the connection was closed.
+    pub fn submit(self: &Arc<Self>, op: Op) -> bool {
+        let mut q = lock(&self.queue);
+        if q.closed {
+            return false;
+        }
+        if matches!(op, Op::Close) {
+            q.closed = true;
+        }
+        q.ops.push_back(op);
+        if !q.scheduled {
+            q.scheduled = true;
+            drop(q);
+            pool().schedule(self.clone());
+        }
+        true
+    }
+
+    /// Runs waiting ops on a pool thread, one turn's worth.
+    fn run_turn(self: &Arc<Self>) {
+        let mut slot = lock(&self.worker);
+        let mut replies = Vec::new();
+        for _ in 0..OPS_PER_TURN {
+            let op = {
+                let mut q = lock(&self.queue);
+                match q.ops.pop_front() {
+                    Some(op) => op,
+                    None => {
+                        q.scheduled = false;
+                        drop(q);
+                        drop(slot);
+                        if !replies.is_empty() {
+                            (self.send)(replies);
+                        }
+                        return;
+                    }
+                }
+            };
+            let Some(worker) = slot.as_mut() else {
+                continue;
+            };
+            if !worker.handle(op, &mut replies) {
+                // Unfinished transactions abort when dropped, before the connection goes.
+                if let Some(mut worker) = slot.take() {
+                    worker.cursors.clear();
+                    worker.txs.clear();
+                    if let Some(db) = worker.db.take() {
+                        db.close();
+                    }
+                }
+            }
+            if replies.len() >= REPLY_BATCH {
+                (self.send)(std::mem::take(&mut replies));
+            }
+        }
+        drop(slot);
+        if !replies.is_empty() {
+            (self.send)(replies);
+        }
+        // Others get a turn first.
+        pool().schedule(self.clone());
+    }
+}
+
+/// The threads that run connections' work.
+struct Pool {
+    state: Mutex<PoolState>,
+    work: Condvar,
+}
+
+struct PoolState {
+    ready: VecDeque<Arc<Connection>>,
+    threads: usize,
+    idle: usize,
+}
+
+fn pool() -> &'static Pool {
+    static POOL: OnceLock<Pool> = OnceLock::new();
+    POOL.get_or_init(|| Pool {
+        state: Mutex::new(PoolState {
+            ready: VecDeque::new(),
+            threads: 0,
+            idle: 0,
+        }),
+        work: Condvar::new(),
+    })
+}
+
+impl Pool {
+    fn schedule(&'static self, conn: Arc<Connection>) {
+        let mut st = lock(&self.state);
+        st.ready.push_back(conn);
+        if st.idle == 0 && st.threads < MAX_THREADS {
+            let started = std::thread::Builder::new()
+                .name("indexa-pool".into())
+                .spawn(move || self.serve());
+            // Without a new thread the running ones still get to the work.
+            if started.is_ok() {
+                st.threads += 1;
+            }
+        }
+        drop(st);
+        self.work.notify_one();
+    }
+
+    fn serve(&self) {
+        loop {
+            let conn = {
+                let mut st = lock(&self.state);
+                loop {
+                    if let Some(conn) = st.ready.pop_front() {
+                        break conn;
+                    }
+                    st.idle += 1;
+                    st = self
+                        .work
+                        .wait(st)
+                        .unwrap_or_else(|poisoned| poisoned.into_inner());
+                    st.idle -= 1;
+                }
+            };
+            conn.run_turn();
+        }
     }
 }

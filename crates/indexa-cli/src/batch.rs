@@ -83,7 +83,10 @@ pub fn run_in_dir<R: BufRead, W: Write>(
     mut output: W,
 ) -> io::Result<Outcome> {
     match Factory::open_dir(dir.path()) {
-        Ok(factory) => run(&factory, &args.db, args, input, output),
+        Ok(mut factory) => {
+            factory.set_lock_timeout(dir.lock_timeout());
+            run(&factory, &args.db, args, input, output)
+        }
         Err(e) => {
             writeln!(output, "{}", error_line(&e))?;
             output.flush()?;

@@ -41,6 +41,18 @@ struct Cli {
         default_value = "./indexa-data"
     )]
     data_dir: PathBuf,
+    /// How many seconds a drop or an upgrade waits for other processes to close the
+    /// database (and an open for another process's drop or upgrade) before failing with
+    /// InvalidStateError.
+    #[arg(
+        long,
+        global = true,
+        value_name = "SECONDS",
+        env = "INDEXA_LOCK_TIMEOUT",
+        default_value_t = 30.0,
+        value_parser = parse_seconds
+    )]
+    lock_timeout: f64,
     #[command(subcommand)]
     command: Command,
 }
@@ -198,8 +210,17 @@ Examples:
     Shard(indexa_shard::ShardArgs),
 }
 
+/// A number of seconds: finite and not negative.
+fn parse_seconds(s: &str) -> Result<f64, String> {
+    match s.parse::<f64>() {
+        Ok(v) if (0.0..=1e9).contains(&v) => Ok(v),
+        _ => Err(format!("{s:?} is not a number of seconds from 0 to 1e9")),
+    }
+}
+
 fn run(cli: &Cli) -> CmdResult {
-    let dir = DataDir::new(&cli.data_dir);
+    let dir = DataDir::new(&cli.data_dir)
+        .with_lock_timeout(std::time::Duration::from_secs_f64(cli.lock_timeout));
     let mut out = Lines::buffered(io::stdout().lock());
     match &cli.command {
         Command::Import(a) => import::import(&dir, a)?,

@@ -1,6 +1,7 @@
 //! Finding the data directory and opening databases for the commands.
 
 use std::path::{Path, PathBuf};
+use std::time::Duration;
 
 use indexa::{Database, Factory};
 
@@ -10,12 +11,36 @@ use crate::error::CliError;
 #[derive(Debug, Clone)]
 pub struct DataDir {
     path: PathBuf,
+    lock_timeout: Duration,
 }
 
 impl DataDir {
     /// The data directory at `path` (not created until a command writes).
     pub fn new(path: impl Into<PathBuf>) -> DataDir {
-        DataDir { path: path.into() }
+        DataDir {
+            path: path.into(),
+            lock_timeout: indexa::DEFAULT_LOCK_TIMEOUT,
+        }
+    }
+
+    /// The same directory, with the factories' lock timeout (`--lock-timeout`; see
+    /// [`Factory::set_lock_timeout`]).
+    pub fn with_lock_timeout(self, lock_timeout: Duration) -> DataDir {
+        DataDir {
+            lock_timeout,
+            ..self
+        }
+    }
+
+    /// The lock timeout the factories get.
+    pub fn lock_timeout(&self) -> Duration {
+        self.lock_timeout
+    }
+
+    fn factory_over(&self) -> Result<Factory, CliError> {
+        let mut factory = Factory::open_dir(&self.path)?;
+        factory.set_lock_timeout(self.lock_timeout);
+        Ok(factory)
     }
 
     /// The directory's path.
@@ -29,7 +54,7 @@ impl DataDir {
     /// # Errors
     /// `UnknownError` if the directory cannot be created.
     pub fn factory(&self) -> Result<Factory, CliError> {
-        Ok(Factory::open_dir(&self.path)?)
+        self.factory_over()
     }
 
     /// A factory over the directory if it exists; `None` when it does not (then there are
@@ -39,7 +64,7 @@ impl DataDir {
     /// `UnknownError` if the directory cannot be opened.
     pub fn existing_factory(&self) -> Result<Option<Factory>, CliError> {
         if self.path.is_dir() {
-            Ok(Some(Factory::open_dir(&self.path)?))
+            Ok(Some(self.factory_over()?))
         } else {
             Ok(None)
         }

@@ -6,9 +6,11 @@ use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Condvar, Mutex, MutexGuard};
 use std::thread::{self, ThreadId};
+use std::time::Duration;
 
 use rusqlite::Connection;
 
+use crate::connection_lock::{ConnectionLock, Exclusive, Hold, Owner};
 use crate::error::{Error, Result};
 use crate::schema::Schema;
 use crate::storage;
@@ -32,6 +34,30 @@ pub(crate) struct DatabaseShared {
     readers: Mutex<Vec<Connection>>,
     schema: Mutex<Arc<Schema>>,
     deleted: AtomicBool,
+    /// Which processes (and other factories of this one) have the database open (see
+    /// [`ConnectionLock`]); this state's connections hold it as `owner`.
+    lock: Arc<ConnectionLock>,
+    owner: Owner,
+    /// How long to wait for other processes on that lock.
+    lock_timeout: Duration,
+    /// Which file the connections opened, to notice another process deleting or replacing it.
+    file_id: Option<FileId>,
+}
+
+/// A file's identity (device and inode), where the platform has one.
+type FileId = (u64, u64);
+
+#[cfg(unix)]
+fn file_id(path: &std::path::Path) -> Option<FileId> {
+    use std::os::unix::fs::MetadataExt;
+    std::fs::symlink_metadata(path)
+        .ok()
+        .map(|m| (m.dev(), m.ino()))
+}
+
+#[cfg(not(unix))]
+fn file_id(_path: &std::path::Path) -> Option<FileId> {
+    None
 }
 
 /// The writer connection when it is free (with its `synchronous` setting as last set), and
@@ -57,9 +83,19 @@ fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
 }
 
 impl DatabaseShared {
-    /// Opens (creating if needed) the database's storage and loads its schema.
-    pub fn open(name: &Utf16String, path: PathBuf) -> Result<DatabaseShared> {
+    /// Opens (creating if needed) the database's storage and loads its schema;
+    /// `lock_timeout` bounds every wait for other processes on the connection lock.
+    pub fn open(
+        name: &Utf16String,
+        path: PathBuf,
+        lock_timeout: Duration,
+    ) -> Result<DatabaseShared> {
+        let lock = ConnectionLock::for_database(&path);
+        let owner = Owner::new();
+        // No other process deletes the file while it is being opened.
+        let _opening = lock.hold(owner, &name.to_string_lossy(), lock_timeout)?;
         let conn = storage::open_connection(&path)?;
+        let file_id = file_id(&path);
         let row = storage::initialize(&conn, name)?;
         let schema = Schema::load(&conn, row.version)?;
         Ok(DatabaseShared {
@@ -75,7 +111,53 @@ impl DatabaseShared {
             readers: Mutex::new(Vec::new()),
             schema: Mutex::new(Arc::new(schema)),
             deleted: AtomicBool::new(false),
+            lock,
+            owner,
+            lock_timeout,
+            file_id,
         })
+    }
+
+    /// Whether the file at the path is still the one this process opened (another process
+    /// may have deleted the database while this one had no connection to it). Meaningful
+    /// while a hold is taken.
+    pub fn is_current(&self) -> bool {
+        self.file_id.is_none() || file_id(&self.path) == self.file_id
+    }
+
+    /// Marks the database as deleted by another process: this process's cached state of it
+    /// is never used again.
+    pub fn forget(&self) {
+        self.deleted.store(true, Ordering::SeqCst);
+    }
+
+    /// A shared hold on the cross-process connection lock, for a connection or a transaction.
+    ///
+    /// # Errors
+    /// [`Error::InvalidState`] when another process deletes or upgrades the database for
+    /// longer than the lock timeout.
+    pub fn hold(&self) -> Result<Hold> {
+        self.lock.hold(self.owner, &self.name, self.lock_timeout)
+    }
+
+    /// The exclusive connection lock, for a deletion or an upgrade: waits until no other
+    /// process has the database open.
+    ///
+    /// # Errors
+    /// [`Error::InvalidState`] when another process still has it open after the lock timeout.
+    pub fn exclusive(&self) -> Result<Exclusive> {
+        self.lock
+            .exclusive(self.owner, &self.name, self.lock_timeout)
+    }
+
+    /// Who this state's connections are on the connection lock.
+    pub fn owner(&self) -> Owner {
+        self.owner
+    }
+
+    /// Forgets the connection lock once the database's files are removed.
+    pub fn detach_lock(&self) {
+        self.lock.detach();
     }
 
     /// Takes a connection for a transaction of `mode`, waiting for the writer if needed.
@@ -183,6 +265,8 @@ impl DatabaseShared {
 pub struct Database {
     shared: Arc<DatabaseShared>,
     closed: AtomicBool,
+    /// Keeps the database open for other processes until the connection is closed.
+    hold: Mutex<Option<Hold>>,
 }
 
 impl std::fmt::Debug for Database {
@@ -195,11 +279,17 @@ impl std::fmt::Debug for Database {
 }
 
 impl Database {
-    pub(crate) fn new(shared: Arc<DatabaseShared>) -> Database {
-        Database {
+    /// A connection: holds the cross-process connection lock until closed.
+    ///
+    /// # Errors
+    /// As [`DatabaseShared::hold`].
+    pub(crate) fn new(shared: Arc<DatabaseShared>) -> Result<Database> {
+        let hold = shared.hold()?;
+        Ok(Database {
             shared,
             closed: AtomicBool::new(false),
-        }
+            hold: Mutex::new(Some(hold)),
+        })
     }
 
     /// The database's name, with any lone surrogate replaced by U+FFFD (see
@@ -318,8 +408,10 @@ impl Database {
     }
 
     /// Closes the connection (`IDBDatabase.close`): later [`Database::transaction`] calls fail
-    /// with [`Error::InvalidState`]; running transactions finish normally.
+    /// with [`Error::InvalidState`]; running transactions finish normally. Once they have, other
+    /// processes may delete or upgrade the database (dropping the connection closes it too).
     pub fn close(&self) {
         self.closed.store(true, Ordering::SeqCst);
+        lock(&self.hold).take();
     }
 }

@@ -7,7 +7,9 @@ use std::collections::HashMap;
 use std::fs;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, MutexGuard};
+use std::time::Duration;
 
+use crate::connection_lock::{ConnectionLock, Owner};
 use crate::database::{Database, DatabaseShared};
 use crate::error::{Error, Result};
 use crate::storage;
@@ -20,6 +22,10 @@ pub const MAX_VERSION: u64 = (1 << 53) - 1;
 
 /// File name extension of database files.
 const EXTENSION: &str = "indexa";
+
+/// How long a deletion or an upgrade waits by default for other processes to close the
+/// database, and an open for another process's deletion or upgrade to finish.
+pub const DEFAULT_LOCK_TIMEOUT: Duration = Duration::from_secs(30);
 
 /// A database's name and version, as listed by [`Factory::databases`].
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -39,8 +45,18 @@ pub struct DatabaseInfo {
 /// anything that converts into [`Utf16String`] (a `&str`, or a `Utf16String` for a name with
 /// a lone surrogate), and distinct names are distinct databases. A `Factory` is
 /// `Send + Sync`; use one per directory in a process.
+///
+/// Several processes may use one directory at once. A database is deleted or upgraded only
+/// when no other process has a connection to it open (or a transaction running on it): the
+/// deletion or upgrade waits for them up to the lock timeout
+/// ([`Factory::set_lock_timeout`], default [`DEFAULT_LOCK_TIMEOUT`]), then fails with
+/// [`Error::InvalidState`]; meanwhile opening it in other processes waits likewise. This
+/// factory's own connections do not block its upgrades or deletions (a caller with events,
+/// like the Node.js package, closes them first, as the spec says); those of another factory
+/// of this process count as another process's.
 pub struct Factory {
     dir: PathBuf,
+    lock_timeout: Duration,
     open: Mutex<HashMap<Utf16String, Arc<DatabaseShared>>>,
     /// For [`Factory::temporary`]: the directory, removed when the factory is dropped.
     _temporary: Option<tempfile::TempDir>,
@@ -176,16 +192,18 @@ impl Factory {
                 dir.display()
             ))
         })?;
-        // SQLite reads a file name starting with `file:` as a URI whatever the open flags
-        // (the bundled build enables URIs globally); an absolute path never starts so.
-        let dir = std::path::absolute(dir).map_err(|e| {
-            Error::Unknown(format!(
-                "cannot resolve data directory {}: {e}",
-                dir.display()
-            ))
+        // One absolute path per directory, with links resolved, so one lock file has one
+        // name in the process. SQLite reads a file name starting with `file:` as a URI
+        // whatever the open flags (the bundled build enables URIs globally); an absolute path
+        // never starts so. Database files are opened without following links, which SQLite
+        // checks for every part of the path: a data directory reached through a link works
+        // because the link is resolved here.
+        let dir = fs::canonicalize(dir).map_err(|e| {
+            Error::Unknown(format!("cannot open data directory {}: {e}", dir.display()))
         })?;
         Ok(Factory {
             dir,
+            lock_timeout: DEFAULT_LOCK_TIMEOUT,
             open: Mutex::new(HashMap::new()),
             _temporary: None,
         })
@@ -205,12 +223,21 @@ impl Factory {
             .map_err(|e| Error::Unknown(format!("cannot create a temporary directory: {e}")))?;
         Ok(Factory {
             dir: temp.path().to_path_buf(),
+            lock_timeout: DEFAULT_LOCK_TIMEOUT,
             open: Mutex::new(HashMap::new()),
             _temporary: Some(temp),
         })
     }
 
-    /// The data directory.
+    /// Sets how long a deletion or an upgrade waits for other processes to close the database,
+    /// and an open or a transaction for another process's deletion or upgrade to finish,
+    /// before failing with [`Error::InvalidState`]. Applies to databases this factory opens
+    /// from now on.
+    pub fn set_lock_timeout(&mut self, timeout: Duration) {
+        self.lock_timeout = timeout;
+    }
+
+    /// The data directory (absolute).
     pub fn dir(&self) -> &Path {
         &self.dir
     }
@@ -235,9 +262,30 @@ impl Factory {
         }
         let path = self.path_for(name);
         database_file_exists(&path)?;
-        let shared = Arc::new(DatabaseShared::open(name, path)?);
+        let shared = Arc::new(DatabaseShared::open(name, path, self.lock_timeout)?);
         open.insert(name.clone(), shared.clone());
         Ok(shared)
+    }
+
+    /// A new connection to database `name` with its shared state, opening its storage if
+    /// needed; state cached from before another process deleted the database is dropped.
+    fn connect(&self, name: &Utf16String) -> Result<(Arc<DatabaseShared>, Database)> {
+        let shared = self.shared(name)?;
+        let db = Database::new(shared.clone())?;
+        if shared.is_current() {
+            return Ok((shared, db));
+        }
+        drop(db);
+        shared.forget();
+        {
+            let mut open = lock(&self.open);
+            if open.get(name).is_some_and(|s| Arc::ptr_eq(s, &shared)) {
+                open.remove(name);
+            }
+        }
+        let shared = self.shared(name)?;
+        let db = Database::new(shared.clone())?;
+        Ok((shared, db))
     }
 
     /// Opens a connection to database `name` (`IDBFactory.open`).
@@ -251,6 +299,9 @@ impl Factory {
     /// # Errors
     /// - [`Error::Type`] for version 0 or above [`MAX_VERSION`].
     /// - [`Error::Version`] when `version` is below the current version.
+    /// - [`Error::InvalidState`] when an upgrade is needed and another process still has the
+    ///   database open after the lock timeout, or when another process deletes or upgrades
+    ///   it for longer than that (see [`Factory`]).
     /// - the error `upgrade` returns, or [`Error::Abort`] if it aborted the transaction: either
     ///   way the database is left exactly as before (a database created by this call is
     ///   removed again).
@@ -271,8 +322,9 @@ impl Factory {
                 "the version must be an integer from 1 to 2^53 - 1 ({MAX_VERSION})"
             )));
         }
-        let shared = self.shared(name)?;
-        let current = shared.schema().version;
+        // The connection keeps the database open for other processes from here on.
+        let (shared, db) = self.connect(name)?;
+        let current = Self::stored_version(&shared)?;
         let requested = version.unwrap_or(current.max(1));
         if requested < current {
             return Err(Error::Version(format!(
@@ -280,22 +332,25 @@ impl Factory {
             )));
         }
         if requested > current {
-            if let Err(e) = self.run_upgrade(&shared, current, requested, upgrade) {
-                // A database this call created is removed again — unless another connection
-                // committed a version meanwhile (the file says so); the upgrade's error is
-                // the one to report either way.
-                let still_new = current == 0
-                    && storage::peek_database_file(&shared.path)
-                        .ok()
-                        .flatten()
-                        .is_some_and(|row| row.version == 0);
-                if still_new {
-                    let _ = self.remove(name, &shared);
+            return match self.run_upgrade(&shared, db, current, requested, upgrade) {
+                Ok(db) => Ok(db),
+                Err(e) => {
+                    // A database this call created is removed again — unless another connection
+                    // committed a version meanwhile (the file says so); the upgrade's error is
+                    // the one to report either way.
+                    let still_new = current == 0
+                        && storage::peek_database_file(&shared.path)
+                            .ok()
+                            .flatten()
+                            .is_some_and(|row| row.version == 0);
+                    if still_new {
+                        let _ = self.remove(name, &shared);
+                    }
+                    Err(e)
                 }
-                return Err(e);
-            }
+            };
         }
-        Ok(Database::new(shared))
+        Ok(db)
     }
 
     /// The version of database `name`: 0 when it does not exist (or was never committed at a
@@ -307,8 +362,12 @@ impl Factory {
     /// …): a damaged database never looks absent.
     pub fn version(&self, name: impl Into<Utf16String>) -> Result<u64> {
         let name = &name.into();
-        if let Some(shared) = lock(&self.open).get(name) {
-            return Ok(shared.schema().version);
+        let cached = lock(&self.open).get(name).cloned();
+        if let Some(shared) = cached.filter(|s| s.is_current()) {
+            // Read from the file: another process may have upgraded it since it was cached.
+            let reader =
+                Transaction::begin(shared, None, TransactionMode::ReadOnly, Durability::Default)?;
+            return Ok(reader.database_version_at_start());
         }
         let path = self.path_for(name);
         if !database_file_exists(&path)? {
@@ -359,19 +418,62 @@ impl Factory {
         if version == 0 {
             return Err(Error::Type("the version must be at least 1".into()));
         }
-        let shared = self.shared(name)?;
-        let upgrade = Self::start_upgrade(&shared, version)?;
-        Ok((Database::new(shared), upgrade))
+        let (shared, db) = self.connect(name)?;
+        Self::start_upgrade(&shared, db, version)
+    }
+
+    /// The version stored in the database file, read in a readonly transaction (which also
+    /// reloads the cached schema when another process changed it).
+    fn stored_version(shared: &Arc<DatabaseShared>) -> Result<u64> {
+        let reader = Transaction::begin(
+            shared.clone(),
+            None,
+            TransactionMode::ReadOnly,
+            Durability::Default,
+        )?;
+        Ok(reader.database_version_at_start())
     }
 
     /// Begins the versionchange transaction that takes `shared` to version `new`, or `None`
-    /// when it is already there; fails with [`Error::Version`] when it is above `new`.
-    fn start_upgrade(shared: &Arc<DatabaseShared>, new: u64) -> Result<Option<(Transaction, u64)>> {
-        let tx = Transaction::begin(
+    /// when it is already there; fails with [`Error::Version`] when it is above `new`. `db`
+    /// is the caller's new connection, given back.
+    ///
+    /// Learning that the database already is at `new` takes neither the write lock nor the
+    /// exclusive connection lock, so it never waits for a writer or for other processes. An
+    /// upgrade gives up `db`'s hold while it waits for the exclusive lock, so two processes
+    /// upgrading at once do not wait for each other's new connections.
+    fn start_upgrade(
+        shared: &Arc<DatabaseShared>,
+        db: Database,
+        new: u64,
+    ) -> Result<(Database, Option<(Transaction, u64)>)> {
+        let stored = Self::stored_version(shared)?;
+        if new < stored {
+            return Err(Error::Version(format!(
+                "database {:?} is at version {stored}, above the requested {new}",
+                shared.name
+            )));
+        }
+        if new == stored {
+            return Ok((db, None));
+        }
+        // An upgrade waits until no other process has the database open (spec: the
+        // versionchange transaction waits for the other connections to close).
+        drop(db);
+        let exclusive = shared.exclusive()?;
+        if !shared.is_current() {
+            return Err(Error::InvalidState(format!(
+                "database {:?} was deleted by another process while this one waited to upgrade it",
+                shared.name
+            )));
+        }
+        let db = Database::new(shared.clone())?;
+        let tx = Transaction::begin_locked(
             shared.clone(),
             None,
             TransactionMode::VersionChange,
             Durability::Strict,
+            Some(exclusive),
         )?;
         // Another process may have upgraded meanwhile: the transaction read the version.
         let old_now = tx.database_version_at_start();
@@ -383,36 +485,38 @@ impl Factory {
         }
         if new == old_now {
             tx.commit()?;
-            return Ok(None);
+            return Ok((db, None));
         }
         tx.set_version(new)?;
-        Ok(Some((tx, old_now)))
+        Ok((db, Some((tx, old_now))))
     }
 
     /// Runs the upgrade transaction (<https://www.w3.org/TR/IndexedDB-3/#upgrade-a-database>).
     fn run_upgrade<F>(
         &self,
         shared: &Arc<DatabaseShared>,
+        db: Database,
         old: u64,
         new: u64,
         upgrade: F,
-    ) -> Result<()>
+    ) -> Result<Database>
     where
         F: FnOnce(&Transaction, u64, u64) -> Result<()>,
     {
-        let Some((tx, old_now)) = Self::start_upgrade(shared, new)? else {
-            return Ok(());
+        let (db, started) = Self::start_upgrade(shared, db, new)?;
+        let Some((tx, old_now)) = started else {
+            return Ok(db);
         };
         match upgrade(&tx, old.max(old_now), new) {
             Ok(()) => {
                 if tx.is_finished() {
                     return if tx.was_committed() {
-                        Ok(())
+                        Ok(db)
                     } else {
                         Err(Error::Abort("the upgrade transaction was aborted".into()))
                     };
                 }
-                tx.commit()
+                tx.commit().map(|()| db)
             }
             Err(e) => {
                 tx.abort();
@@ -472,50 +576,72 @@ impl Factory {
     }
 
     /// Deletes database `name` (`IDBFactory.deleteDatabase`) and returns the version it had
-    /// (0 when it did not exist). Connections to it fail from then on with
-    /// [`Error::InvalidState`]; a running readwrite transaction is waited for.
+    /// (0 when it did not exist). It first waits until no other process has a connection to
+    /// the database open (see [`Factory`]); this process's connections to it fail from then
+    /// on with [`Error::InvalidState`], after a running readwrite transaction is waited for.
     ///
     /// # Errors
     /// [`Error::Unknown`] if the files cannot be removed, or if the file under that name is
     /// not an Indexa database of that name, or is a link, directory, FIFO or anything but a
-    /// regular file (it is then left alone); [`Error::InvalidState`]
-    /// if the calling thread still runs a readwrite transaction on the database.
+    /// regular file (it is then left alone); [`Error::InvalidState`] if another process still
+    /// has the database open after the lock timeout, or if the calling thread still runs a
+    /// readwrite transaction on the database.
     pub fn delete_database(&self, name: impl Into<Utf16String>) -> Result<u64> {
         let name = &name.into();
-        let shared = lock(&self.open).get(name).cloned();
         let path = self.path_for(name);
-        let exists = database_file_exists(&path)?;
-        let version = match &shared {
-            Some(s) => s.schema().version,
-            None if exists => storage::peek_database_file(&path)
-                .ok()
-                .flatten()
-                .map_or(0, |r| r.version),
-            None => 0,
-        };
+        if !database_file_exists(&path)? && !lock(&self.open).contains_key(name) {
+            return Ok(0);
+        }
+        // Wait until no other process (nor another factory of this one) has the database
+        // open, and keep them out meanwhile.
+        let shared = lock(&self.open).get(name).cloned();
+        let connection_lock = ConnectionLock::for_database(&path);
+        let owner = shared.as_ref().map_or_else(Owner::new, |s| s.owner());
+        let _exclusive =
+            connection_lock.exclusive(owner, &name.to_string_lossy(), self.lock_timeout)?;
         match shared {
-            Some(s) => self.remove(name, &s)?,
-            None if exists => {
-                // Only a file that is an Indexa database of this name is ours to remove.
-                match storage::peek_database_file(&path) {
-                    Ok(Some(row)) if row.name == *name => remove_files(&path)?,
-                    _ => {
-                        return Err(Error::Unknown(format!(
-                            "{} is not an Indexa database; it was left as it is",
-                            path.display()
-                        )))
+            Some(s) if s.is_current() => {
+                // The file's, not the cached one: another factory may have upgraded it.
+                let version = Self::stored_version(&s)?;
+                self.remove(name, &s)?;
+                Ok(version)
+            }
+            stale => {
+                if let Some(s) = stale {
+                    // Another process deleted or replaced the file this process had opened.
+                    s.forget();
+                    let mut open = lock(&self.open);
+                    if open.get(name).is_some_and(|o| Arc::ptr_eq(o, &s)) {
+                        open.remove(name);
                     }
                 }
+                if !path.exists() {
+                    return Ok(0);
+                }
+                // Only a file that is an Indexa database of this name is ours to remove.
+                match storage::peek_database_file(&path) {
+                    Ok(Some(row)) if row.name == *name => {
+                        remove_files(&path)?;
+                        connection_lock.detach();
+                        Ok(row.version)
+                    }
+                    _ => Err(Error::Unknown(format!(
+                        "{} is not an Indexa database; it was left as it is",
+                        path.display()
+                    ))),
+                }
             }
-            None => {}
         }
-        Ok(version)
     }
 
+    /// Removes an open database's files, once no other process has it open.
     fn remove(&self, name: &Utf16String, shared: &Arc<DatabaseShared>) -> Result<()> {
+        let _exclusive = shared.exclusive()?;
         shared.mark_deleted()?;
         lock(&self.open).remove(name);
-        remove_files(&shared.path)
+        remove_files(&shared.path)?;
+        shared.detach_lock();
+        Ok(())
     }
 }
 
@@ -572,6 +698,39 @@ mod tests {
         let mut long_other = long_lone.clone();
         long_other[99] = 0xFFFD;
         assert_ne!(units(&long_lone), units(&long_other));
+    }
+
+    /// Another factory's connection in this process blocks a deletion or an upgrade like
+    /// another process's (RELIABILITY.md, "Several processes"); the factory's own do not.
+    #[test]
+    fn another_factorys_connections_block_deletion_and_upgrade() {
+        let dir = tempfile::tempdir().unwrap();
+        let first = Factory::open_dir(dir.path()).unwrap();
+        let db = first
+            .open("x", Some(1), |tx, _, _| {
+                tx.create_object_store("s", None, false).map(|_| ())
+            })
+            .unwrap();
+        let mut second = Factory::open_dir(dir.path()).unwrap();
+        second.set_lock_timeout(Duration::from_millis(100));
+        let blocked = "database \"x\" is open through another factory of this process; close it there first (waited 100 ms)";
+        let err = second.delete_database("x").unwrap_err();
+        assert_eq!((err.name(), err.message()), ("InvalidStateError", blocked));
+        let err = second.open("x", Some(2), |_, _, _| Ok(())).unwrap_err();
+        assert_eq!((err.name(), err.message()), ("InvalidStateError", blocked));
+        // The first factory's connection still works at version 1.
+        let tx = db.transaction(&["s"], TransactionMode::ReadWrite).unwrap();
+        tx.object_store("s")
+            .unwrap()
+            .put(crate::Value::from("kept"), Some(crate::Key::Number(1.0)))
+            .unwrap();
+        tx.commit().unwrap();
+        assert_eq!(db.version(), 1);
+        // The first factory's own upgrade does not wait for its own open connection.
+        first.open("x", Some(2), |_, _, _| Ok(())).unwrap();
+        db.close();
+        assert_eq!(second.delete_database("x").unwrap(), 2);
+        assert_eq!(first.databases().unwrap(), vec![]);
     }
 
     #[test]

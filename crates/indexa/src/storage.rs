@@ -169,10 +169,28 @@ fn name_from_sql(value: SqlValue) -> Result<Utf16String> {
 /// # Errors
 /// [`Error::Unknown`] for a file that is not an Indexa database, one of another format
 /// version, or one made for another database name.
+///
+/// An existing file is only read (a deferred transaction), so opening never waits for
+/// another process's writer; only a new file takes the write lock to create the tables.
 pub(crate) fn initialize(conn: &Connection, name: &Utf16String) -> Result<DatabaseRow> {
-    conn.execute_batch("BEGIN IMMEDIATE").sql()?;
+    conn.execute_batch("BEGIN").sql()?;
+    let existing = read_database_row(conn);
+    conn.execute_batch("COMMIT").sql()?;
+    if existing?.is_some() {
+        return create_or_check(conn, name, false);
+    }
+    create_or_check(conn, name, true)
+}
+
+/// Checks the database row of a file, or with `create` (under the write lock) creates the
+/// missing tables and the row of a new file first.
+fn create_or_check(conn: &Connection, name: &Utf16String, create: bool) -> Result<DatabaseRow> {
+    conn.execute_batch(if create { "BEGIN IMMEDIATE" } else { "BEGIN" })
+        .sql()?;
     let result = (|| {
-        conn.execute_batch(SCHEMA).sql()?;
+        if create {
+            conn.execute_batch(SCHEMA).sql()?;
+        }
         let existing = conn
             .query_row(
                 "SELECT name, version, format_version, key_encoding_version, value_format_version FROM database",

@@ -10,6 +10,7 @@ use std::sync::Arc;
 
 use rusqlite::Connection;
 
+use crate::connection_lock::{Exclusive, Hold};
 use crate::database::{ConnectionKind, DatabaseShared};
 use crate::error::{Error, Result};
 use crate::key_generator::KeyGenerator;
@@ -113,6 +114,9 @@ pub struct Transaction {
     /// How many times records or the schema were written through [`Transaction::mutate`];
     /// cursors keep rows read ahead only while it is unchanged.
     writes: Cell<u64>,
+    /// The cross-process connection lock while the transaction runs: shared, and for an
+    /// upgrade also exclusive.
+    locks: RefCell<Option<(Hold, Option<Exclusive>)>>,
 }
 
 impl std::fmt::Debug for Transaction {
@@ -133,6 +137,19 @@ impl Transaction {
         mode: TransactionMode,
         durability: Durability,
     ) -> Result<Transaction> {
+        Self::begin_locked(shared, scope, mode, durability, None)
+    }
+
+    /// As `begin`, keeping `exclusive` (an upgrade's exclusive connection lock) until the
+    /// transaction ends.
+    pub(crate) fn begin_locked(
+        shared: Arc<DatabaseShared>,
+        scope: Option<Vec<Utf16String>>,
+        mode: TransactionMode,
+        durability: Durability,
+        exclusive: Option<Exclusive>,
+    ) -> Result<Transaction> {
+        let hold = shared.hold()?;
         let (conn, mut kind) = shared.take_connection(mode)?;
         // A readonly transaction commits nothing, so its durability needs no pragma.
         let begun = match &mut kind {
@@ -183,6 +200,7 @@ impl Transaction {
             start_version: version,
             conn: RefCell::new(Some((conn, kind))),
             writes: Cell::new(0),
+            locks: RefCell::new(Some((hold, exclusive))),
             state: RefCell::new(State {
                 outcome: Outcome::Active,
                 initial_schema: schema.clone(),
@@ -329,6 +347,7 @@ impl Transaction {
         if let Some((conn, kind)) = self.conn.borrow_mut().take() {
             self.shared.return_connection(conn, kind);
         }
+        self.locks.borrow_mut().take();
     }
 
     /// Runs `f` as one request: if it returns an error, every change it made — records,

@@ -1,0 +1,207 @@
+'use strict';
+// Several processes on one data directory: each test runs a child node process holding a
+// connection while this process deletes, upgrades or reads (RELIABILITY.md, "Several
+// processes").
+const test = require('node:test');
+const assert = require('node:assert/strict');
+const path = require('node:path');
+const readline = require('node:readline');
+const { spawn } = require('node:child_process');
+const { IDBFactory } = require('..');
+const { freshFactory, done, open, finished } = require('./helpers');
+
+/**
+ * Starts a child node process running `body` with `factory` over `dir`; `say(line)` writes
+ * a line to the parent, `heard()` resolves with the parent's next line; the child exits when
+ * `body` is done. Returns `{ next(), send(line), exit }`: `next()` resolves with the child's
+ * next output line, `exit` with its exit code.
+ */
+function child(dir, body) {
+  const code = `
+    const { IDBFactory } = require(${JSON.stringify(path.join(__dirname, '..'))});
+    const readline = require('node:readline');
+    const factory = new IDBFactory({ dir: ${JSON.stringify(dir)} });
+    const say = (line) => console.log(line);
+    const lines = readline.createInterface({ input: process.stdin })[Symbol.asyncIterator]();
+    const heard = async () => (await lines.next()).value;
+    (async () => { ${body} })().then(() => process.exit(0), (e) => { say('failed ' + e.name + ' ' + e.message); process.exit(1); });`;
+  const proc = spawn(process.execPath, ['-e', code], { stdio: ['pipe', 'pipe', 'inherit'] });
+  const out = readline.createInterface({ input: proc.stdout })[Symbol.asyncIterator]();
+  const exit = new Promise((resolve) => proc.on('exit', (c) => resolve(c)));
+  return {
+    next: async () => (await out.next()).value,
+    send: (line) => proc.stdin.write(line + '\n'),
+    exit,
+  };
+}
+
+/** In the child: promise of a request's result. */
+const CHILD_HELPERS = `
+  const done = (r) => new Promise((resolve, reject) => {
+    r.onsuccess = () => resolve(r.result);
+    r.onerror = (e) => { e.preventDefault(); reject(r.error); };
+  });
+  const complete = (tx) => new Promise((resolve, reject) => {
+    tx.oncomplete = () => resolve();
+    tx.onabort = () => reject(tx.error);
+  });`;
+
+async function makeX(factory) {
+  const db = await open(factory, 'x', 1, (d) => {
+    d.createObjectStore('s');
+    d.createObjectStore('p', { keyPath: 'id' }).createIndex('by_v', 'v');
+  });
+  const tx = db.transaction(['s', 'p'], 'readwrite');
+  tx.objectStore('s').put('a', 1);
+  tx.objectStore('p').put({ id: 1, v: 'one' });
+  await finished(tx);
+  db.close();
+}
+
+test('deleteDatabase fails against a connection open in another process, which keeps its data', async () => {
+  const { factory: setup, dir } = freshFactory();
+  await makeX(setup);
+  const a = child(dir, `${CHILD_HELPERS}
+    const db = await done(factory.open('x'));
+    say('open');
+    await heard();
+    const tx = db.transaction('s', 'readwrite');
+    tx.objectStore('s').put('b', 2);
+    await complete(tx);
+    say('complete ' + JSON.stringify(await done(db.transaction('s').objectStore('s').getAll())));
+    await heard();
+    db.close();
+    say('closed');
+    await heard();`);
+  assert.equal(await a.next(), 'open');
+  const factory = new IDBFactory({ dir, lockTimeout: 200 });
+  await assert.rejects(done(factory.deleteDatabase('x')), {
+    name: 'InvalidStateError',
+    message: 'database "x" is open in another process; close it there first (waited 200 ms)',
+  });
+  a.send('write');
+  assert.equal(await a.next(), 'complete ["a","b"]');
+  assert.deepEqual(await factory.databases(), [{ name: 'x', version: 1 }]);
+  // Once the other process closed its connection, the deletion goes ahead.
+  a.send('close');
+  assert.equal(await a.next(), 'closed');
+  const waiting = new IDBFactory({ dir, lockTimeout: 60000 });
+  await done(waiting.deleteDatabase('x'));
+  assert.deepEqual(await waiting.databases(), []);
+  a.send('exit');
+  assert.equal(await a.exit, 0);
+});
+
+test('deleteDatabase waits for another process with the database open, until it exits', async () => {
+  const { factory: setup, dir } = freshFactory();
+  await makeX(setup);
+  const a = child(dir, `${CHILD_HELPERS}
+    const db = await done(factory.open('x'));
+    say('open');
+    await heard();
+    process.exit(0);`);
+  assert.equal(await a.next(), 'open');
+  const factory = new IDBFactory({ dir, lockTimeout: 60000 });
+  let deleted = false;
+  const del = done(factory.deleteDatabase('x')).then(() => { deleted = true; });
+  await new Promise((r) => setTimeout(r, 300));
+  assert.equal(deleted, false, 'the deletion went ahead while the other process had the database open');
+  a.send('exit');
+  assert.equal(await a.exit, 0);
+  await del;
+  assert.deepEqual(await factory.databases(), []);
+});
+
+test('opening and reading do not wait for a readwrite transaction in another process', async () => {
+  const { factory: setup, dir } = freshFactory();
+  await makeX(setup);
+  // The child keeps a readwrite transaction busy (it holds SQLite's write lock) until told.
+  const a = child(dir, `${CHILD_HELPERS}
+    const db = await done(factory.open('x'));
+    const tx = db.transaction('s', 'readwrite');
+    const store = tx.objectStore('s');
+    let stop = false;
+    let n = 0;
+    const loop = () => { if (!stop) store.put('w' + n, 100 + (n++ % 10)).onsuccess = loop; };
+    store.put('first', 100).onsuccess = () => { say('writing'); loop(); };
+    await heard();
+    stop = true;
+    await complete(tx);
+    say('committed');`);
+  assert.equal(await a.next(), 'writing');
+  // A timeout of 0 for the connection lock; SQLite's busy timeout (30 s) would fail the
+  // test's default timeout should the open or the read wait for the write lock.
+  const factory = new IDBFactory({ dir, lockTimeout: 0 });
+  const db = await open(factory, 'x');
+  const all = await done(db.transaction('s').objectStore('s').getAll());
+  assert.deepEqual(all, ['a']);
+  db.close();
+  a.send('stop');
+  assert.equal(await a.next(), 'committed');
+  assert.equal(await a.exit, 0);
+});
+
+test('an upgrade waits for an older connection in another process, whose schema stays as it opened', async () => {
+  const { factory: setup, dir } = freshFactory();
+  await makeX(setup);
+  const a = child(dir, `${CHILD_HELPERS}
+    const db = await done(factory.open('x'));
+    say('open');
+    for (;;) {
+      if ((await heard()) !== 'read') break;
+      const store = db.transaction('p').objectStore('p');
+      const names = [...store.indexNames];
+      const got = await done(store.index('by_v').get('one'));
+      say(JSON.stringify([db.version, names, got]));
+    }
+    db.close();
+    say('closed');`);
+  assert.equal(await a.next(), 'open');
+  const factory = new IDBFactory({ dir, lockTimeout: 200 });
+  const upgrade = (f) => open(f, 'x', 2, (d, tx) => {
+    tx.objectStore('p').deleteIndex('by_v');
+    tx.objectStore('p').put({ id: 2, v: 'two' });
+  });
+  await assert.rejects(upgrade(factory), {
+    name: 'InvalidStateError',
+    message: 'database "x" is open in another process; close it there first (waited 200 ms)',
+  });
+  a.send('read');
+  assert.equal(await a.next(), '[1,["by_v"],{"id":1,"v":"one"}]');
+  assert.deepEqual(await factory.databases(), [{ name: 'x', version: 1 }]);
+  a.send('close');
+  assert.equal(await a.next(), 'closed');
+  assert.equal(await a.exit, 0);
+  const db = await upgrade(new IDBFactory({ dir, lockTimeout: 60000 }));
+  assert.deepEqual([db.version, [...db.transaction('p').objectStore('p').indexNames]], [2, []]);
+  db.close();
+});
+
+test('an upgrade or deletion through another factory of this process waits for its connections', async () => {
+  const { factory: a, dir } = freshFactory();
+  await makeX(a);
+  const old = await open(a, 'x');
+  // A second factory in this process: its connections are not the first one's to close.
+  const b = new IDBFactory({ dir, lockTimeout: 200 });
+  const upgrade = (f) => open(f, 'x', 2, (d, tx) => {
+    tx.objectStore('p').deleteIndex('by_v');
+    tx.objectStore('p').put({ id: 2, v: 'two' });
+  });
+  const blocked = {
+    name: 'InvalidStateError',
+    message: 'database "x" is open through another factory of this process; close it there first (waited 200 ms)',
+  };
+  await assert.rejects(upgrade(b), blocked);
+  await assert.rejects(done(b.deleteDatabase('x')), blocked);
+  const store = old.transaction('p').objectStore('p');
+  assert.deepEqual([old.version, [...store.indexNames]], [1, ['by_v']]);
+  assert.deepEqual(await done(store.index('by_v').get('one')), { id: 1, v: 'one' });
+  old.close();
+  // Once it is closed (the close reaches the engine a moment later), the upgrade runs.
+  const db = await upgrade(new IDBFactory({ dir, lockTimeout: 60000 }));
+  db.close();
+  // The first factory sees the new version (it reads the file, not what it cached).
+  const now = await open(a, 'x');
+  assert.deepEqual([now.version, [...now.transaction('p').objectStore('p').indexNames]], [2, []]);
+  now.close();
+});

@@ -1,0 +1,284 @@
+//! Several processes on one data directory: each test runs the built `indexa` binary as
+//! separate child processes (RELIABILITY.md, "Several processes").
+
+mod common;
+
+use std::io::{BufRead, BufReader, Write};
+use std::process::{Child, ChildStdin, ChildStdout, Command, Stdio};
+use std::thread;
+use std::time::Duration;
+
+use common::{script, Env};
+
+const COMMITTED: &str = r#"{"transaction":"committed"}"#;
+
+/// An `indexa batch` running in its own process, its transaction open until told otherwise.
+struct Batch {
+    child: Child,
+    input: Option<ChildStdin>,
+    output: BufReader<ChildStdout>,
+}
+
+impl Batch {
+    fn start(env: &Env, args: &[&str]) -> Batch {
+        let mut child = Command::new(env!("CARGO_BIN_EXE_indexa"))
+            .arg("--data-dir")
+            .arg(env.data_dir())
+            .arg("batch")
+            .args(args)
+            .env_remove("INDEXA_DATA_DIR")
+            .env_remove("INDEXA_LOCK_TIMEOUT")
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("run indexa batch");
+        let input = child.stdin.take();
+        let output = BufReader::new(child.stdout.take().expect("stdout"));
+        Batch {
+            child,
+            input,
+            output,
+        }
+    }
+
+    /// Sends one op and returns the line it printed.
+    fn send(&mut self, op: &str) -> String {
+        let input = self.input.as_mut().expect("input open");
+        writeln!(input, "{op}").unwrap();
+        input.flush().unwrap();
+        let mut line = String::new();
+        self.output.read_line(&mut line).unwrap();
+        line.trim_end().to_owned()
+    }
+
+    /// Commits: the op's result, then the transaction's line.
+    fn commit(&mut self) -> (String, String) {
+        let result = self.send(r#"{"op":"commit"}"#);
+        let mut line = String::new();
+        self.output.read_line(&mut line).unwrap();
+        (result, line.trim_end().to_owned())
+    }
+
+    /// Ends the input and returns the remaining lines and the exit code.
+    fn finish(mut self) -> (Vec<String>, i32) {
+        drop(self.input.take());
+        let rest: Vec<String> = self.output.lines().map(Result::unwrap).collect();
+        (rest, self.child.wait().unwrap().code().unwrap())
+    }
+}
+
+/// A database `x` with object store `s` holding 1 → "a", and index `by_v` on `v` in store `p`.
+fn make_x(env: &Env) {
+    env.expect_batch(
+        "x",
+        &["--version", "1"],
+        &script(&[
+            r#"{"op":"createObjectStore","name":"s"}"#,
+            r#"{"op":"put","store":"s","value":"a","key":1}"#,
+            r#"{"op":"createObjectStore","name":"p","keyPath":"id"}"#,
+            r#"{"op":"createIndex","store":"p","name":"by_v","keyPath":"v"}"#,
+            r#"{"op":"put","store":"p","value":{"id":1,"v":"one"}}"#,
+        ]),
+        &[
+            r#"{"result":null}"#,
+            r#"{"result":1}"#,
+            r#"{"result":null}"#,
+            r#"{"result":null}"#,
+            r#"{"result":1}"#,
+            COMMITTED,
+        ],
+        0,
+    );
+}
+
+/// Issue 17 item 1, the reproduction: a drop from another process while a batch holds its
+/// transaction open fails after the lock timeout, and the batch's commit is kept.
+#[test]
+fn drop_fails_against_a_batch_open_in_another_process() {
+    let env = Env::new();
+    make_x(&env);
+    let mut batch = Batch::start(&env, &["x"]);
+    assert_eq!(
+        batch.send(r#"{"op":"put","store":"s","value":"b","key":2}"#),
+        r#"{"result":2}"#
+    );
+    let dropped = env.run(&["--lock-timeout", "0.2", "drop", "x"]);
+    assert_eq!(dropped.code, 1);
+    assert_eq!(
+        dropped.stderr,
+        "indexa: InvalidStateError: database \"x\" is open in another process; close it there first (waited 200 ms)\n"
+    );
+    assert_eq!(
+        batch.commit(),
+        (r#"{"result":null}"#.to_owned(), COMMITTED.to_owned())
+    );
+    let (rest, code) = batch.finish();
+    assert_eq!((rest, code), (vec![], 0));
+    let export = env.run(&["export", "x", "s"]);
+    assert_eq!(
+        export.lines(),
+        vec![r#"{"key":1,"value":"a"}"#, r#"{"key":2,"value":"b"}"#]
+    );
+}
+
+/// Item 1: a drop waits for the other process's connection, and deletes only after the
+/// batch committed and exited (never reporting a commit for a deleted database).
+#[test]
+fn drop_waits_until_the_other_process_closes() {
+    let env = Env::new();
+    make_x(&env);
+    let mut batch = Batch::start(&env, &["x"]);
+    assert_eq!(
+        batch.send(r#"{"op":"put","store":"s","value":"b","key":2}"#),
+        r#"{"result":2}"#
+    );
+    let mut drop_cmd = Command::new(env!("CARGO_BIN_EXE_indexa"))
+        .arg("--data-dir")
+        .arg(env.data_dir())
+        .args(["--lock-timeout", "60", "drop", "x"])
+        .env_remove("INDEXA_DATA_DIR")
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    thread::sleep(Duration::from_millis(300));
+    assert!(
+        drop_cmd.try_wait().unwrap().is_none(),
+        "the drop finished while the batch had the database open"
+    );
+    // The batch still reads and commits its database.
+    assert_eq!(
+        batch.send(r#"{"op":"get","store":"s","query":2}"#),
+        r#"{"result":"b"}"#
+    );
+    assert_eq!(
+        batch.commit(),
+        (r#"{"result":null}"#.to_owned(), COMMITTED.to_owned())
+    );
+    assert_eq!(batch.finish(), (vec![], 0));
+    let out = drop_cmd.wait_with_output().unwrap();
+    assert_eq!(String::from_utf8_lossy(&out.stderr), "");
+    assert_eq!(out.status.code(), Some(0));
+    assert_eq!(env.run(&["list"]).stdout, "");
+}
+
+/// Item 1: a process that dies with the database open does not block a drop.
+#[test]
+fn a_killed_process_does_not_block_a_drop() {
+    let env = Env::new();
+    make_x(&env);
+    let mut batch = Batch::start(&env, &["x"]);
+    assert_eq!(
+        batch.send(r#"{"op":"put","store":"s","value":"b","key":2}"#),
+        r#"{"result":2}"#
+    );
+    batch.child.kill().unwrap();
+    batch.child.wait().unwrap();
+    let dropped = env.run(&["--lock-timeout", "5", "drop", "x"]);
+    assert_eq!((dropped.stderr.as_str(), dropped.code), ("", 0));
+    assert_eq!(env.run(&["list"]).stdout, "");
+}
+
+/// Item 2: with a readwrite batch open (holding SQLite's write lock after its first write),
+/// other processes open and read the database without waiting: export sees the committed
+/// records only, and a readonly batch reads.
+#[test]
+fn readers_in_other_processes_do_not_wait_for_a_writer() {
+    let env = Env::new();
+    make_x(&env);
+    let mut writer = Batch::start(&env, &["x"]);
+    assert_eq!(
+        writer.send(r#"{"op":"put","store":"s","value":"b","key":2}"#),
+        r#"{"result":2}"#
+    );
+    // Opening used to take SQLite's write lock, so these waited 30 s for the batch and
+    // failed with "database is locked".
+    let export = env.run(&["--lock-timeout", "0", "export", "x", "s"]);
+    assert_eq!((export.stderr.as_str(), export.code), ("", 0));
+    assert_eq!(export.lines(), vec![r#"{"key":1,"value":"a"}"#]);
+    let got = env.run(&["--lock-timeout", "0", "get", "x", "s", "1"]);
+    assert_eq!((got.stderr.as_str(), got.code), ("", 0));
+    env.expect_batch(
+        "x",
+        &["--mode", "readonly", "--lock-timeout", "0"],
+        &script(&[r#"{"op":"count","store":"s"}"#]),
+        &[r#"{"result":1}"#, COMMITTED],
+        0,
+    );
+    assert_eq!(
+        writer.commit(),
+        (r#"{"result":null}"#.to_owned(), COMMITTED.to_owned())
+    );
+    assert_eq!(writer.finish(), (vec![], 0));
+}
+
+/// Item 3: an upgrade from another process waits for (here: fails against) the open older
+/// connection, which keeps reading through its index under the schema it opened with; once
+/// it is closed the upgrade runs.
+#[test]
+fn an_upgrade_waits_for_older_connections_in_other_processes() {
+    let env = Env::new();
+    make_x(&env);
+    let mut old = Batch::start(&env, &["x", "--mode", "readonly"]);
+    assert_eq!(
+        old.send(r#"{"op":"get","store":"p","index":"by_v","query":"one"}"#),
+        r#"{"result":{"id":1,"v":"one"}}"#
+    );
+    let upgrade = script(&[
+        r#"{"op":"deleteIndex","store":"p","name":"by_v"}"#,
+        r#"{"op":"put","store":"p","value":{"id":2,"v":"two"}}"#,
+    ]);
+    let blocked = env.run_with_input(
+        &["--lock-timeout", "0.2", "batch", "x", "--version", "2"],
+        &upgrade,
+    );
+    assert_eq!(
+        blocked.stdout,
+        "{\"error\":{\"name\":\"InvalidStateError\",\"message\":\"database \\\"x\\\" is open in another process; close it there first (waited 200 ms)\"}}\n"
+    );
+    assert_eq!(
+        old.send(r#"{"op":"get","store":"p","index":"by_v","query":"one"}"#),
+        r#"{"result":{"id":1,"v":"one"}}"#
+    );
+    assert_eq!(old.finish(), (vec![COMMITTED.to_owned()], 0));
+    env.expect_batch(
+        "x",
+        &["--version", "2"],
+        &upgrade,
+        &[r#"{"result":null}"#, r#"{"result":2}"#, COMMITTED],
+        0,
+    );
+}
+
+/// Item 3: processes that all create (upgrade) the same database at once do not wait for
+/// each other's new connections: one upgrades, the others then find it at the version.
+#[test]
+fn simultaneous_upgrades_from_several_processes_all_finish() {
+    let env = Env::new();
+    let children: Vec<Child> = (0..8)
+        .map(|_| {
+            let mut child = Command::new(env!("CARGO_BIN_EXE_indexa"))
+                .arg("--data-dir")
+                .arg(env.data_dir())
+                .args(["--lock-timeout", "30", "batch", "x", "--version", "1"])
+                .env_remove("INDEXA_DATA_DIR")
+                .stdin(Stdio::piped())
+                .stdout(Stdio::piped())
+                .stderr(Stdio::piped())
+                .spawn()
+                .unwrap();
+            drop(child.stdin.take());
+            child
+        })
+        .collect();
+    for child in children {
+        let out = child.wait_with_output().unwrap();
+        assert_eq!(
+            String::from_utf8_lossy(&out.stdout),
+            format!("{COMMITTED}\n")
+        );
+        assert_eq!(out.status.code(), Some(0));
+    }
+    assert_eq!(env.run(&["list"]).stdout, "x\t1\n");
+}
