@@ -177,29 +177,35 @@ test('an upgrade waits for an older connection in another process, whose schema 
   db.close();
 });
 
-test('an upgrade or deletion through another factory of this process waits for its connections', async () => {
+test('an upgrade through another factory of this thread waits, with versionchange and blocked, for the older connection', async () => {
   const { factory: a, dir } = freshFactory();
   await makeX(a);
   const old = await open(a, 'x');
-  // A second factory in this process: its connections are not the first one's to close.
+  // Factories of one thread on one directory are one origin: the older connection gets
+  // versionchange, the upgrade gets blocked and waits until that connection closes.
   const b = new IDBFactory({ dir, lockTimeout: 200 });
-  const upgrade = (f) => open(f, 'x', 2, (d, tx) => {
-    tx.objectStore('p').deleteIndex('by_v');
-    tx.objectStore('p').put({ id: 2, v: 'two' });
-  });
-  const blocked = {
-    name: 'InvalidStateError',
-    message: 'database "x" is open through another factory of this process; close it there first (waited 200 ms)',
+  const events = [];
+  old.onversionchange = (e) => events.push(['versionchange', e.oldVersion, e.newVersion]);
+  const request = b.open('x', 2);
+  request.onblocked = async (e) => {
+    events.push(['blocked', e.oldVersion, e.newVersion]);
+    // Until it closes, the older connection keeps its schema and reads through the index
+    // the upgrade deletes.
+    const store = old.transaction('p').objectStore('p');
+    assert.deepEqual([old.version, [...store.indexNames]], [1, ['by_v']]);
+    events.push(['read', await done(store.index('by_v').get('one'))]);
+    old.close();
   };
-  await assert.rejects(upgrade(b), blocked);
-  await assert.rejects(done(b.deleteDatabase('x')), blocked);
-  const store = old.transaction('p').objectStore('p');
-  assert.deepEqual([old.version, [...store.indexNames]], [1, ['by_v']]);
-  assert.deepEqual(await done(store.index('by_v').get('one')), { id: 1, v: 'one' });
-  old.close();
-  // Once it is closed (the close reaches the engine a moment later), the upgrade runs.
-  const db = await upgrade(new IDBFactory({ dir, lockTimeout: 60000 }));
+  request.onupgradeneeded = () => {
+    events.push(['upgradeneeded']);
+    request.transaction.objectStore('p').deleteIndex('by_v');
+    request.transaction.objectStore('p').put({ id: 2, v: 'two' });
+  };
+  const db = await done(request);
   db.close();
+  assert.deepEqual(events, [
+    ['versionchange', 1, 2], ['blocked', 1, 2], ['read', { id: 1, v: 'one' }], ['upgradeneeded'],
+  ]);
   // The first factory sees the new version (it reads the file, not what it cached).
   const now = await open(a, 'x');
   assert.deepEqual([now.version, [...now.transaction('p').objectStore('p').indexNames]], [2, []]);
