@@ -215,3 +215,109 @@ fn an_exhausted_generator_above_the_largest_key_is_healthy() {
     let run = env.run(&["check", "db"]);
     assert_eq!((run.code, run.stdout.as_str()), (0, ""), "{run:?}");
 }
+
+/// A database `db` with one store of 2000 records, several hundred kilobytes: many B-tree
+/// pages, so a page in the middle can be damaged.
+fn big(env: &Env) {
+    let mut lines = vec![r#"{"op":"createObjectStore","name":"s"}"#.to_owned()];
+    for i in 1..=2000 {
+        lines.push(format!(
+            r#"{{"op":"put","store":"s","key":{i},"value":"{}"}}"#,
+            "x".repeat(100)
+        ));
+    }
+    let lines: Vec<&str> = lines.iter().map(String::as_str).collect();
+    let (_, code) = env.batch("db", &["--version", "1"], &script(&lines));
+    assert_eq!(code, 0);
+}
+
+/// Overwrites `len` bytes at `offset` of the database file with `byte`.
+fn damage(env: &Env, offset: u64, len: usize, byte: u8) {
+    use std::io::{Seek, SeekFrom, Write};
+    let mut file = std::fs::OpenOptions::new()
+        .write(true)
+        .open(env.data_dir().join("db-db.indexa"))
+        .unwrap();
+    file.seek(SeekFrom::Start(offset)).unwrap();
+    file.write_all(&vec![byte; len]).unwrap();
+}
+
+#[test]
+fn a_page_damaged_in_the_middle_is_reported_line_by_line() {
+    let env = Env::new();
+    big(&env);
+    let size = std::fs::metadata(env.data_dir().join("db-db.indexa"))
+        .unwrap()
+        .len();
+    let page = size / 4096 / 2;
+    damage(&env, page * 4096, 4096, 0xFF);
+    let run = env.run(&["check", "db"]);
+    assert_eq!(run.code, 1, "{run:?}");
+    let lines = run.lines();
+    // SQLite's lines before the read that failed are kept, then the failure itself.
+    assert!(lines.len() >= 2, "{run:?}");
+    assert!(
+        lines[0].starts_with(&format!(
+            "{{\"problem\":\"sqliteIntegrity\",\"message\":\"*** in database main ***\\nTree 8 page {}: ",
+            page + 1
+        )),
+        "{run:?}"
+    );
+    for line in &lines {
+        assert!(
+            line.starts_with("{\"problem\":\"sqliteIntegrity\",\"message\":\""),
+            "{line}"
+        );
+    }
+    assert_eq!(
+        *lines.last().unwrap(),
+        "{\"problem\":\"sqliteIntegrity\",\"message\":\"database disk image is malformed\"}"
+    );
+    // The invariant checks, which cannot run on such a file, were skipped.
+    assert_eq!(
+        run.stderr,
+        format!(
+            "checked db: 0 object stores, 0 records, {} problems\n",
+            lines.len()
+        )
+    );
+}
+
+#[test]
+fn a_damaged_header_is_a_problem_not_an_error() {
+    let env = Env::new();
+    setup(&env);
+    damage(&env, 0, 100, 0x07);
+    let run = env.run(&["check", "db"]);
+    assert_eq!(
+        (run.code, run.stdout.as_str(), run.stderr.as_str()),
+        (
+            1,
+            "{\"problem\":\"sqliteIntegrity\",\"message\":\"file is not a database\"}\n",
+            "checked db: 0 object stores, 0 records, 1 problems\n"
+        )
+    );
+}
+
+#[test]
+fn a_healthy_sqlite_file_of_another_kind_is_not_an_indexa_database() {
+    let env = Env::new();
+    std::fs::create_dir_all(env.data_dir()).unwrap();
+    let path = env.data_dir().join("db-db.indexa");
+    Connection::open(&path)
+        .unwrap()
+        .execute_batch("CREATE TABLE x (a)")
+        .unwrap();
+    let run = env.run(&["check", "db"]);
+    assert_eq!(
+        (run.code, run.stdout.as_str(), run.stderr),
+        (
+            1,
+            "",
+            format!(
+                "indexa: UnknownError: {} is not an Indexa database (it holds no Indexa tables); it was left as it is\n",
+                path.display()
+            )
+        )
+    );
+}
