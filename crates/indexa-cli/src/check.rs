@@ -7,6 +7,8 @@
 //!   ("extract a key from a value using a key path",
 //!   <https://www.w3.org/TR/IndexedDB-3/#extract-a-key-from-a-value-using-a-key-path>): no
 //!   entry missing, no extra entry, no entry whose record does not exist;
+//! - a unique index holds no key twice;
+//! - every record, index and index entry has its owner (object store, object store, index);
 //! - a record of a store with in-line keys has its key at the store's key path;
 //! - each key generator's current number is above every numeric key of its store
 //!   (<https://www.w3.org/TR/IndexedDB-3/#possibly-update-the-key-generator>).
@@ -82,6 +84,7 @@ struct IndexRow {
     id: i64,
     name: String,
     key_path: KeyPath,
+    unique: bool,
     multi_entry: bool,
 }
 
@@ -232,6 +235,7 @@ fn check_file<W: Write>(path: &Path, report: &mut Report<'_, W>) -> Result<(), S
     conn.execute_batch("BEGIN")?;
     integrity(&conn, report)?;
     check_stores(&conn, report)?;
+    check_orphans(&conn, report)?;
     conn.execute_batch("COMMIT")?;
     Ok(())
 }
@@ -291,7 +295,7 @@ fn check_store<W: Write>(
     let mut indexes = Vec::new();
     {
         let mut stmt = conn
-            .prepare("SELECT id, name, key_path, key_path_is_array, multi_entry FROM object_store_index WHERE object_store_id = ?1 ORDER BY name")
+            .prepare("SELECT id, name, key_path, key_path_is_array, is_unique, multi_entry FROM object_store_index WHERE object_store_id = ?1 ORDER BY name")
             ?;
         let mut rows = stmt.query(params![store.id])?;
         while let Some(r) = rows.next()? {
@@ -300,7 +304,8 @@ fn check_store<W: Write>(
                 id: r.get(0)?,
                 name: r.get(1)?,
                 key_path: stored_key_path(&text, r.get(3)?)?,
-                multi_entry: r.get(4)?,
+                unique: r.get(4)?,
+                multi_entry: r.get(5)?,
             });
         }
     }
@@ -403,7 +408,8 @@ fn entry_line(kind: &str, store: &StoreRow, ix: &IndexRow, key: &[u8], pk: &[u8]
 }
 
 /// Checks every entry of an index against its record: the record must exist
-/// (else the entry dangles) and yield the entry's key (else it is extra). Entries the records
+/// (else the entry dangles) and yield the entry's key (else it is extra); in a unique index,
+/// no entry may share its key with the one before (entries come in key order). Entries the records
 /// yield but the index lacks were reported during the record scan. Memory stays bounded: one
 /// entry and one record at a time.
 fn check_index<W: Write>(
@@ -418,8 +424,14 @@ fn check_index<W: Write>(
     let mut record =
         conn.prepare("SELECT value FROM record WHERE object_store_id = ?1 AND key = ?2")?;
     let mut rows = stmt.query(params![ix.id])?;
+    // The previous entry's key: in a unique index, no two entries have the same key.
+    let mut previous: Option<Vec<u8>> = None;
     while let Some(r) = rows.next()? {
         let (key, pk): (Vec<u8>, Vec<u8>) = (r.get(0)?, r.get(1)?);
+        if ix.unique && previous.as_ref() == Some(&key) {
+            report.problem(entry_line("duplicateUniqueKey", store, ix, &key, &pk))?;
+        }
+        previous = Some(key.clone());
         if let Err(e) = decode_key(&key) {
             report.problem(
                 problem("undecodableIndexKey", &store.name)
@@ -442,6 +454,86 @@ fn check_index<W: Write>(
         };
         if !index_entries(&value, &ix.key_path, ix.multi_entry).contains(&key) {
             report.problem(entry_line("extraIndexEntry", store, ix, &key, &pk))?;
+        }
+    }
+    Ok(())
+}
+
+/// The distinct values of an integer column that leads a table's primary key, in order: one
+/// B-tree seek per value, so a table of millions of rows with a few ids costs a few seeks.
+fn distinct_ids(conn: &Connection, table: &str, column: &str) -> Result<Vec<i64>, Stop> {
+    let mut next = conn.prepare(&format!(
+        "SELECT {column} FROM {table} WHERE {column} > ?1 ORDER BY {column} LIMIT 1"
+    ))?;
+    let mut ids = Vec::new();
+    let mut after = i64::MIN;
+    while let Some(id) = next
+        .query_row(params![after], |r| r.get::<_, i64>(0))
+        .optional()?
+    {
+        ids.push(id);
+        after = id;
+    }
+    Ok(ids)
+}
+
+/// Rows no object store or index owns: records whose object store does not exist, indexes
+/// whose object store does not exist, and index entries whose index does not exist (a store
+/// or index deleted without its rows). Reported once per missing owner, with a count.
+fn check_orphans<W: Write>(conn: &Connection, report: &mut Report<'_, W>) -> Result<(), Stop> {
+    let ids = |sql: &str| -> Result<Vec<i64>, Stop> {
+        let mut stmt = conn.prepare(sql)?;
+        let ids = stmt
+            .query_map([], |r| r.get(0))?
+            .collect::<Result<Vec<i64>, _>>()?;
+        Ok(ids)
+    };
+    let stores = ids("SELECT id FROM object_store")?;
+    let indexes = ids("SELECT id FROM object_store_index")?;
+    for id in distinct_ids(conn, "record", "object_store_id")? {
+        if !stores.contains(&id) {
+            let count: i64 = conn.query_row(
+                "SELECT count(*) FROM record WHERE object_store_id = ?1",
+                params![id],
+                |r| r.get(0),
+            )?;
+            report.problem(
+                JsonObject::new()
+                    .value("problem", &Value::string("orphanRecords"))
+                    .value("storeId", &Value::Number(id as f64))
+                    .value("records", &Value::Number(count as f64)),
+            )?;
+        }
+    }
+    let mut stmt = conn.prepare(
+        "SELECT id, name, object_store_id FROM object_store_index ORDER BY object_store_id, id",
+    )?;
+    let mut rows = stmt.query([])?;
+    while let Some(r) = rows.next()? {
+        let store_id: i64 = r.get(2)?;
+        if !stores.contains(&store_id) {
+            report.problem(
+                JsonObject::new()
+                    .value("problem", &Value::string("orphanIndex"))
+                    .value("storeId", &Value::Number(store_id as f64))
+                    .value("indexId", &Value::Number(r.get::<_, i64>(0)? as f64))
+                    .value("index", &Value::string(&r.get::<_, String>(1)?)),
+            )?;
+        }
+    }
+    for id in distinct_ids(conn, "index_entry", "index_id")? {
+        if !indexes.contains(&id) {
+            let count: i64 = conn.query_row(
+                "SELECT count(*) FROM index_entry WHERE index_id = ?1",
+                params![id],
+                |r| r.get(0),
+            )?;
+            report.problem(
+                JsonObject::new()
+                    .value("problem", &Value::string("orphanIndexEntries"))
+                    .value("indexId", &Value::Number(id as f64))
+                    .value("entries", &Value::Number(count as f64)),
+            )?;
         }
     }
     Ok(())

@@ -321,3 +321,76 @@ fn a_healthy_sqlite_file_of_another_kind_is_not_an_indexa_database() {
         )
     );
 }
+
+#[test]
+fn a_unique_index_holding_duplicate_keys_is_reported() {
+    // Bob is renamed Ada in the record and the index, then the index is made unique.
+    let out = fault(|c| {
+        let value = indexa::encode_value(
+            &indexa::parse_value(r#"{"id":2,"name":"Ada","tags":[]}"#).unwrap(),
+        );
+        c.execute(
+            "UPDATE record SET value = ?1 WHERE object_store_id = ?2 AND key = ?3",
+            params![value, store_id(c, "people"), k(2)],
+        )
+        .unwrap();
+        c.execute(
+            "UPDATE index_entry SET key = ?1 WHERE index_id = ?2 AND primary_key = ?3",
+            params![k("Ada"), index_id(c, "name"), k(2)],
+        )
+        .unwrap();
+        c.execute(
+            "UPDATE object_store_index SET is_unique = 1 WHERE name = 'name'",
+            [],
+        )
+        .unwrap();
+    });
+    assert_eq!(out, "{\"problem\":\"duplicateUniqueKey\",\"store\":\"people\",\"index\":\"name\",\"key\":\"Ada\",\"primaryKey\":2}\n");
+}
+
+#[test]
+fn records_whose_store_does_not_exist_are_reported() {
+    let out = fault(|c| {
+        for key in [1, 2] {
+            c.execute(
+                "INSERT INTO record (object_store_id, key, value) VALUES (99, ?1, X'0101')",
+                params![k(key)],
+            )
+            .unwrap();
+        }
+    });
+    assert_eq!(
+        out,
+        "{\"problem\":\"orphanRecords\",\"storeId\":99,\"records\":2}\n"
+    );
+}
+
+#[test]
+fn index_entries_whose_index_does_not_exist_are_reported() {
+    let out = fault(|c| {
+        c.execute(
+            "INSERT INTO index_entry (index_id, key, primary_key) VALUES (77, ?1, ?2)",
+            params![k("a"), k(1)],
+        )
+        .unwrap();
+    });
+    assert_eq!(
+        out,
+        "{\"problem\":\"orphanIndexEntries\",\"indexId\":77,\"entries\":1}\n"
+    );
+}
+
+#[test]
+fn an_index_whose_store_does_not_exist_is_reported() {
+    let out = fault(|c| {
+        c.execute(
+            "INSERT INTO object_store_index (id, object_store_id, name, key_path, key_path_is_array, is_unique, multi_entry) VALUES (50, 55, 'lost', 'x', 0, 0, 0)",
+            [],
+        )
+        .unwrap();
+    });
+    assert_eq!(
+        out,
+        "{\"problem\":\"orphanIndex\",\"storeId\":55,\"indexId\":50,\"index\":\"lost\"}\n"
+    );
+}
