@@ -19,7 +19,7 @@ use std::path::Path;
 use clap::Args;
 use indexa::{
     decode_key, decode_value, encode_key, encode_value, extract_key_from_value_using_key_path, Key,
-    KeyPath, KeyPathExtraction, Value, MAX_GENERATED_KEY,
+    KeyPath, KeyPathExtraction, Utf16String, Value, MAX_GENERATED_KEY,
 };
 use rusqlite::{params, Connection, OpenFlags, OptionalExtension};
 
@@ -74,7 +74,7 @@ impl From<io::Error> for Stop {
 
 struct StoreRow {
     id: i64,
-    name: String,
+    name: Utf16String,
     key_path: Option<KeyPath>,
     auto_increment: bool,
     current_number: u64,
@@ -82,7 +82,7 @@ struct StoreRow {
 
 struct IndexRow {
     id: i64,
-    name: String,
+    name: Utf16String,
     key_path: KeyPath,
     unique: bool,
     multi_entry: bool,
@@ -147,10 +147,24 @@ impl<W: Write> Report<'_, W> {
     }
 }
 
-fn problem(kind: &str, store: &str) -> JsonObject {
+fn problem(kind: &str, store: &Utf16String) -> JsonObject {
     JsonObject::new()
         .value("problem", &Value::string(kind))
-        .value("store", &Value::string(store))
+        .value("store", &Value::String(store.clone()))
+}
+
+/// A store or index name as stored (`docs/format.md`): TEXT, or for a name with a lone
+/// surrogate a BLOB of its WTF-8 bytes.
+fn stored_name(row: &rusqlite::Row<'_>, column: usize) -> Result<Utf16String, Stop> {
+    let value = row.get_ref(column)?;
+    let name = value.as_bytes().ok().and_then(Utf16String::from_wtf8);
+    name.ok_or_else(|| {
+        CliError::new(
+            "UnknownError",
+            format!("a stored name is neither text nor WTF-8 bytes: {value:?}"),
+        )
+        .into()
+    })
 }
 
 /// The encoded entries a record value has in an index.
@@ -257,29 +271,24 @@ fn integrity<W: Write>(conn: &Connection, report: &mut Report<'_, W>) -> Result<
 fn check_stores<W: Write>(conn: &Connection, report: &mut Report<'_, W>) -> Result<(), Stop> {
     let mut stmt = conn
         .prepare("SELECT id, name, key_path, key_path_is_array, auto_increment, current_number FROM object_store ORDER BY name")?;
-    let rows = stmt
-        .query_map([], |r| {
-            Ok((
-                r.get::<_, i64>(0)?,
-                r.get::<_, String>(1)?,
-                r.get::<_, Option<String>>(2)?,
-                r.get::<_, bool>(3)?,
-                r.get::<_, bool>(4)?,
-                r.get::<_, i64>(5)?,
-            ))
-        })?
-        .collect::<Result<Vec<_>, _>>()?;
-    for (id, name, kp, is_array, auto_increment, current) in rows {
-        let store = StoreRow {
-            id,
-            name,
-            key_path: kp
+    let mut stores = Vec::new();
+    let mut rows = stmt.query([])?;
+    while let Some(r) = rows.next()? {
+        let key_path: Option<String> = r.get(2)?;
+        let is_array: bool = r.get(3)?;
+        stores.push(StoreRow {
+            id: r.get(0)?,
+            name: stored_name(r, 1)?,
+            key_path: key_path
                 .as_deref()
                 .map(|t| stored_key_path(t, is_array))
                 .transpose()?,
-            auto_increment,
-            current_number: u64::try_from(current).unwrap_or(0),
-        };
+            auto_increment: r.get(4)?,
+            current_number: u64::try_from(r.get::<_, i64>(5)?).unwrap_or(0),
+        });
+    }
+    drop(rows);
+    for store in stores {
         report.stores += 1;
         check_store(conn, &store, report)?;
     }
@@ -302,7 +311,7 @@ fn check_store<W: Write>(
             let text: String = r.get(2)?;
             indexes.push(IndexRow {
                 id: r.get(0)?,
-                name: r.get(1)?,
+                name: stored_name(r, 1)?,
                 key_path: stored_key_path(&text, r.get(3)?)?,
                 unique: r.get(4)?,
                 multi_entry: r.get(5)?,
@@ -402,7 +411,7 @@ fn entry_line(kind: &str, store: &StoreRow, ix: &IndexRow, key: &[u8], pk: &[u8]
     let text =
         |b: &[u8]| decode_key(b).map_or_else(|_| Value::Binary(b.to_vec()), |k| Value::from(&k));
     problem(kind, &store.name)
-        .value("index", &Value::string(&ix.name))
+        .value("index", &Value::String(ix.name.clone()))
         .value("key", &text(key))
         .value("primaryKey", &text(pk))
 }
@@ -435,7 +444,7 @@ fn check_index<W: Write>(
         if let Err(e) = decode_key(&key) {
             report.problem(
                 problem("undecodableIndexKey", &store.name)
-                    .value("index", &Value::string(&ix.name))
+                    .value("index", &Value::String(ix.name.clone()))
                     .value("bytes", &Value::Binary(key))
                     .value("message", &Value::string(e.message())),
             )?;
@@ -517,7 +526,7 @@ fn check_orphans<W: Write>(conn: &Connection, report: &mut Report<'_, W>) -> Res
                     .value("problem", &Value::string("orphanIndex"))
                     .value("storeId", &Value::Number(store_id as f64))
                     .value("indexId", &Value::Number(r.get::<_, i64>(0)? as f64))
-                    .value("index", &Value::string(&r.get::<_, String>(1)?)),
+                    .value("index", &Value::String(stored_name(r, 1)?)),
             )?;
         }
     }

@@ -394,3 +394,48 @@ fn an_index_whose_store_does_not_exist_is_reported() {
         "{\"problem\":\"orphanIndex\",\"storeId\":55,\"indexId\":50,\"index\":\"lost\"}\n"
     );
 }
+
+/// Database `odd` with object store "\uD800" (a lone surrogate, as the Node.js package can
+/// name it), its index "\uDFFF" on `a`, and one record `{"a":1}` at key 1; made through the
+/// engine, as no command line can carry such names.
+fn lone_surrogate_names(env: &Env) {
+    use indexa::{Factory, KeyPath, Utf16String};
+    let unit = |u: u16| Utf16String::from_units(vec![u]);
+    let factory = Factory::open_dir(env.data_dir()).unwrap();
+    let db = factory
+        .open("odd", Some(1), |tx, _, _| {
+            let store = tx.create_object_store(unit(0xD800), None, false)?;
+            store.create_index(unit(0xDFFF), KeyPath::parse("a")?, true, false)?;
+            store.add(indexa::parse_value(r#"{"a":1}"#)?, Some(Key::Number(1.0)))?;
+            Ok(())
+        })
+        .unwrap();
+    db.close();
+}
+
+#[test]
+fn lone_surrogate_names_are_checked_and_reported_exactly() {
+    let env = Env::new();
+    lone_surrogate_names(&env);
+    let run = env.run(&["check", "odd"]);
+    assert_eq!(
+        (run.code, run.stdout.as_str(), run.stderr.as_str()),
+        (
+            0,
+            "",
+            "checked odd: 1 object stores, 1 records, 0 problems\n"
+        )
+    );
+    let conn = Connection::open(env.data_dir().join("db-odd.indexa")).unwrap();
+    conn.execute("DELETE FROM index_entry", []).unwrap();
+    drop(conn);
+    let run = env.run(&["check", "odd"]);
+    assert_eq!(
+        (run.code, run.stdout.as_str()),
+        (
+            1,
+            "{\"problem\":\"missingIndexEntry\",\"store\":\"\\uD800\",\"index\":\"\\uDFFF\",\"key\":1,\"primaryKey\":1}\n"
+        ),
+        "{run:?}"
+    );
+}
