@@ -178,13 +178,13 @@ fn index_entries(value: &Value, key_path: &KeyPath, multi_entry: bool) -> Vec<Ve
     }
 }
 
-/// Opens the database file itself (never through a link), for SQLite's own reading.
-fn open_file(path: &Path) -> Result<Connection, Stop> {
+/// Opens the database file itself (never through a link), for SQLite's own reading;
+/// `access` is `SQLITE_OPEN_READ_WRITE` (so a reader of a WAL file can use its `-shm`) or
+/// `SQLITE_OPEN_READ_ONLY`.
+fn open_file(path: &Path, access: OpenFlags) -> Result<Connection, Stop> {
     let conn = Connection::open_with_flags(
         path,
-        OpenFlags::SQLITE_OPEN_READ_WRITE
-            | OpenFlags::SQLITE_OPEN_NO_MUTEX
-            | OpenFlags::SQLITE_OPEN_NOFOLLOW,
+        access | OpenFlags::SQLITE_OPEN_NO_MUTEX | OpenFlags::SQLITE_OPEN_NOFOLLOW,
     )?;
     conn.busy_timeout(std::time::Duration::from_secs(30))?;
     Ok(conn)
@@ -226,14 +226,15 @@ pub fn check<W: Write>(dir: &DataDir, a: &CheckArgs, out: &mut Lines<W>) -> CmdR
             report.finish(&a.db, outcome)
         }
         // Something under the name that the engine cannot open: when it is a regular file,
-        // SQLite says whether it is damaged; if not, the engine's error stands.
+        // SQLite says (reading only) whether it is damaged; if not, the engine's error stands.
         Err(e) => {
             let regular = std::fs::symlink_metadata(&path).is_ok_and(|m| m.is_file());
             if !regular {
                 return Err(e.into());
             }
-            let outcome = open_file(&path).and_then(|conn| integrity(&conn, &mut report));
-            if report.problems == 0 && matches!(outcome, Ok(())) {
+            let outcome = open_file(&path, OpenFlags::SQLITE_OPEN_READ_ONLY)
+                .and_then(|conn| integrity(&conn, &mut report));
+            if report.problems == 0 && !matches!(outcome, Err(Stop::Damaged(_))) {
                 return Err(e.into());
             }
             report.finish(&a.db, outcome)
@@ -244,7 +245,7 @@ pub fn check<W: Write>(dir: &DataDir, a: &CheckArgs, out: &mut Lines<W>) -> CmdR
 /// Checks the file in one read transaction: SQLite's integrity check, then, unless SQLite
 /// failed to read the file, every store's invariants.
 fn check_file<W: Write>(path: &Path, report: &mut Report<'_, W>) -> Result<(), Stop> {
-    let conn = open_file(path)?;
+    let conn = open_file(path, OpenFlags::SQLITE_OPEN_READ_WRITE)?;
     // One read transaction: the whole check sees one snapshot while writers run.
     conn.execute_batch("BEGIN")?;
     integrity(&conn, report)?;
