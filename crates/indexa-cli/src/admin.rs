@@ -1,6 +1,6 @@
 //! Inspecting and removing databases: `info`, `list`, `export`, `drop`.
 
-use std::io::Write;
+use std::io::{self, Write};
 
 use clap::Args;
 use indexa::{
@@ -8,7 +8,7 @@ use indexa::{
     MAX_GENERATED_KEY,
 };
 
-use crate::error::{CliError, CmdResult};
+use crate::error::{CliError, CmdResult, Failure};
 use crate::open::DataDir;
 use crate::output::{object, JsonObject, Lines};
 use crate::query::StoreArgs;
@@ -154,15 +154,20 @@ fn write_info_text<W: Write>(info: &Value, out: &mut Lines<W>) -> CmdResult {
 }
 
 /// Runs `indexa list`: one line per database, `NAME<TAB>VERSION`, sorted by name. A name
-/// is written as it is when it is plain (see [`list_name`]), else as a JSON string.
+/// is written as it is when it is plain (see [`list_name`]), else as a JSON string. Then each
+/// file under a database file name that could not be read (see
+/// [`indexa::Factory::scan_databases`]) is reported on stderr as
+/// `indexa: UnknownError: <file and why>`, and the exit status is 1.
 ///
 /// # Errors
-/// `UnknownError` if the data directory cannot be read; output errors.
+/// `UnknownError` if the data directory cannot be read; output errors; [`Failure::Quiet`]
+/// when a file could not be read.
 pub fn list<W: Write>(dir: &DataDir, a: &ListArgs, out: &mut Lines<W>) -> CmdResult {
     let Some(factory) = dir.existing_factory()? else {
         return Ok(());
     };
-    for (name, version) in factory.databases_utf16()? {
+    let scan = factory.scan_databases()?;
+    for (name, version) in scan.databases {
         if a.json {
             let line = JsonObject::new()
                 .value("name", &Value::String(name))
@@ -173,7 +178,15 @@ pub fn list<W: Write>(dir: &DataDir, a: &ListArgs, out: &mut Lines<W>) -> CmdRes
             out.line(&format!("{}\t{version}", list_name(name)))?;
         }
     }
-    Ok(())
+    if scan.unreadable.is_empty() {
+        return Ok(());
+    }
+    // The lines on stdout are written when the buffer is dropped.
+    let mut stderr = io::stderr().lock();
+    for e in &scan.unreadable {
+        let _ = writeln!(stderr, "indexa: {}: {}", e.name(), e.message());
+    }
+    Err(Failure::Quiet)
 }
 
 /// A database name as `indexa list` writes it: as it is when it holds no control character

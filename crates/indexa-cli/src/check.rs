@@ -7,16 +7,19 @@
 //!   ("extract a key from a value using a key path",
 //!   <https://www.w3.org/TR/IndexedDB-3/#extract-a-key-from-a-value-using-a-key-path>): no
 //!   entry missing, no extra entry, no entry whose record does not exist;
+//! - a unique index holds no key twice;
+//! - every record, index and index entry has its owner (object store, object store, index);
 //! - a record of a store with in-line keys has its key at the store's key path;
 //! - each key generator's current number is above every numeric key of its store
 //!   (<https://www.w3.org/TR/IndexedDB-3/#possibly-update-the-key-generator>).
 
 use std::io::{self, Write};
+use std::path::Path;
 
 use clap::Args;
 use indexa::{
     decode_key, decode_value, encode_key, encode_value, extract_key_from_value_using_key_path, Key,
-    KeyPath, KeyPathExtraction, Value, MAX_GENERATED_KEY,
+    KeyPath, KeyPathExtraction, Utf16String, Value, MAX_GENERATED_KEY,
 };
 use rusqlite::{params, Connection, OpenFlags, OptionalExtension};
 
@@ -31,16 +34,47 @@ pub struct CheckArgs {
     pub db: String,
 }
 
-fn sql(e: rusqlite::Error) -> CliError {
-    CliError::new(
-        "UnknownError",
-        format!("reading the database file failed: {e}"),
-    )
+/// Why the check stopped before its end.
+enum Stop {
+    /// SQLite found the file damaged (`SQLITE_CORRUPT`, `SQLITE_NOTADB`): reported as a
+    /// `sqliteIntegrity` problem; the checks that remain cannot run on such a file.
+    Damaged(String),
+    /// Any other failure, reported as the command's error.
+    Failed(Failure),
+}
+
+impl From<rusqlite::Error> for Stop {
+    fn from(e: rusqlite::Error) -> Stop {
+        match e.sqlite_error_code() {
+            Some(rusqlite::ErrorCode::DatabaseCorrupt | rusqlite::ErrorCode::NotADatabase) => {
+                Stop::Damaged(e.to_string())
+            }
+            _ => Stop::Failed(
+                CliError::new(
+                    "UnknownError",
+                    format!("reading the database file failed: {e}"),
+                )
+                .into(),
+            ),
+        }
+    }
+}
+
+impl From<CliError> for Stop {
+    fn from(e: CliError) -> Stop {
+        Stop::Failed(e.into())
+    }
+}
+
+impl From<io::Error> for Stop {
+    fn from(e: io::Error) -> Stop {
+        Stop::Failed(e.into())
+    }
 }
 
 struct StoreRow {
     id: i64,
-    name: String,
+    name: Utf16String,
     key_path: Option<KeyPath>,
     auto_increment: bool,
     current_number: u64,
@@ -48,8 +82,9 @@ struct StoreRow {
 
 struct IndexRow {
     id: i64,
-    name: String,
+    name: Utf16String,
     key_path: KeyPath,
+    unique: bool,
     multi_entry: bool,
 }
 
@@ -67,10 +102,12 @@ fn stored_key_path(text: &str, is_array: bool) -> Result<KeyPath, CliError> {
     })
 }
 
-/// Writes problems as NDJSON lines and counts them.
+/// Writes problems as NDJSON lines and counts them, with the stores and records checked.
 struct Report<'o, W: Write> {
     out: &'o mut Lines<W>,
     problems: u64,
+    stores: u64,
+    records: u64,
 }
 
 impl<W: Write> Report<'_, W> {
@@ -78,12 +115,56 @@ impl<W: Write> Report<'_, W> {
         self.problems += 1;
         self.out.line(&line.finish())
     }
+
+    /// Reports a damaged file: a `sqliteIntegrity` line with SQLite's message.
+    fn damaged(&mut self, message: &str) -> io::Result<()> {
+        self.problem(
+            JsonObject::new()
+                .value("problem", &Value::string("sqliteIntegrity"))
+                .value("message", &Value::string(message)),
+        )
+    }
+
+    /// Ends the check: a damaged file becomes a problem line, other failures the command's
+    /// error; the summary goes to stderr; exit status 1 when there were problems.
+    fn finish(mut self, db: &str, outcome: Result<(), Stop>) -> CmdResult {
+        match outcome {
+            Ok(()) => {}
+            Err(Stop::Damaged(message)) => self.damaged(&message)?,
+            Err(Stop::Failed(failure)) => return Err(failure),
+        }
+        let _ = writeln!(
+            io::stderr().lock(),
+            "checked {db}: {} object stores, {} records, {} problems",
+            self.stores,
+            self.records,
+            self.problems
+        );
+        if self.problems > 0 {
+            return Err(Failure::Quiet);
+        }
+        Ok(())
+    }
 }
 
-fn problem(kind: &str, store: &str) -> JsonObject {
+fn problem(kind: &str, store: &Utf16String) -> JsonObject {
     JsonObject::new()
         .value("problem", &Value::string(kind))
-        .value("store", &Value::string(store))
+        .value("store", &Value::String(store.clone()))
+}
+
+/// A store or index name as stored (`docs/format.md`): TEXT, or for a name with a lone
+/// surrogate a BLOB of its WTF-8 bytes.
+fn stored_name(row: &rusqlite::Row<'_>, column: usize) -> Result<Utf16String, Stop> {
+    let value = row.get_ref(column)?;
+    let name = value.as_bytes().ok().and_then(Utf16String::from_wtf8);
+    name.ok_or_else(|| {
+        CliError::new(
+            "UnknownError",
+            format!("a stored name is neither text nor WTF-8 bytes: {value:?}"),
+        )
+        .into()
+    })
 }
 
 /// The encoded entries a record value has in an index.
@@ -97,19 +178,31 @@ fn index_entries(value: &Value, key_path: &KeyPath, multi_entry: bool) -> Vec<Ve
     }
 }
 
+/// Opens the database file itself (never through a link), for SQLite's own reading;
+/// `access` is `SQLITE_OPEN_READ_WRITE` (so a reader of a WAL file can use its `-shm`) or
+/// `SQLITE_OPEN_READ_ONLY`.
+fn open_file(path: &Path, access: OpenFlags) -> Result<Connection, Stop> {
+    let conn = Connection::open_with_flags(
+        path,
+        access | OpenFlags::SQLITE_OPEN_NO_MUTEX | OpenFlags::SQLITE_OPEN_NOFOLLOW,
+    )?;
+    conn.busy_timeout(std::time::Duration::from_secs(30))?;
+    Ok(conn)
+}
+
 /// Runs `indexa check`: prints one NDJSON line per problem and a summary on stderr.
 ///
+/// A file SQLite finds damaged (`SQLITE_CORRUPT`, `SQLITE_NOTADB`, also when the damage is in
+/// the header, so the file no longer opens as a database) is a `sqliteIntegrity` problem; the
+/// checks that cannot run on it are skipped.
+///
 /// # Errors
-/// `NotFoundError` for a missing database; `UnknownError` when the file cannot be read;
+/// `NotFoundError` for a missing database; `UnknownError` when the file cannot be read, or
+/// when SQLite reads it without fault but it is not an Indexa database of that name;
 /// [`Failure::Quiet`] (exit status 1) when problems were found.
 pub fn check<W: Write>(dir: &DataDir, a: &CheckArgs, out: &mut Lines<W>) -> CmdResult {
-    let factory = dir.existing_factory()?;
-    let exists = match &factory {
-        Some(f) => DataDir::version_of(f, &a.db)? > 0,
-        None => false,
-    };
-    let Some(factory) = factory.filter(|_| exists) else {
-        return Err(CliError::new(
+    let missing = || {
+        CliError::new(
             "NotFoundError",
             format!(
                 "database {:?} does not exist in {}",
@@ -117,119 +210,127 @@ pub fn check<W: Write>(dir: &DataDir, a: &CheckArgs, out: &mut Lines<W>) -> CmdR
                 dir.path().display()
             ),
         )
-        .into());
     };
-    let conn = Connection::open_with_flags(
-        factory.database_path(&a.db),
-        OpenFlags::SQLITE_OPEN_READ_WRITE | OpenFlags::SQLITE_OPEN_NO_MUTEX,
-    )
-    .map_err(sql)?;
-    conn.busy_timeout(std::time::Duration::from_secs(30))
-        .map_err(sql)?;
+    let factory = dir.existing_factory()?.ok_or_else(missing)?;
+    let path = factory.database_path(&a.db);
+    let mut report = Report {
+        out,
+        problems: 0,
+        stores: 0,
+        records: 0,
+    };
+    match DataDir::version_of(&factory, &a.db) {
+        Ok(0) => Err(missing().into()),
+        Ok(_) => {
+            let outcome = check_file(&path, &mut report);
+            report.finish(&a.db, outcome)
+        }
+        // Something under the name that the engine cannot open: when it is a regular file,
+        // SQLite says (reading only) whether it is damaged; if not, the engine's error stands.
+        Err(e) => {
+            let regular = std::fs::symlink_metadata(&path).is_ok_and(|m| m.is_file());
+            if !regular {
+                return Err(e.into());
+            }
+            let outcome = open_file(&path, OpenFlags::SQLITE_OPEN_READ_ONLY)
+                .and_then(|conn| integrity(&conn, &mut report));
+            if report.problems == 0 && !matches!(outcome, Err(Stop::Damaged(_))) {
+                return Err(e.into());
+            }
+            report.finish(&a.db, outcome)
+        }
+    }
+}
+
+/// Checks the file in one read transaction: SQLite's integrity check, then, unless SQLite
+/// failed to read the file, every store's invariants.
+fn check_file<W: Write>(path: &Path, report: &mut Report<'_, W>) -> Result<(), Stop> {
+    let conn = open_file(path, OpenFlags::SQLITE_OPEN_READ_WRITE)?;
     // One read transaction: the whole check sees one snapshot while writers run.
-    conn.execute_batch("BEGIN").map_err(sql)?;
-    let mut report = Report { out, problems: 0 };
-    let (stores, records) = check_all(&conn, &mut report)?;
-    conn.execute_batch("COMMIT").map_err(sql)?;
-    let problems = report.problems;
-    let _ = writeln!(
-        io::stderr().lock(),
-        "checked {}: {stores} object stores, {records} records, {problems} problems",
-        a.db
-    );
-    if problems > 0 {
-        return Err(Failure::Quiet);
+    conn.execute_batch("BEGIN")?;
+    integrity(&conn, report)?;
+    check_stores(&conn, report)?;
+    check_orphans(&conn, report)?;
+    conn.execute_batch("COMMIT")?;
+    Ok(())
+}
+
+/// SQLite's `PRAGMA integrity_check`: each line other than `ok` is reported as it arrives,
+/// so the lines before a read that fails are kept.
+fn integrity<W: Write>(conn: &Connection, report: &mut Report<'_, W>) -> Result<(), Stop> {
+    let mut integrity = conn.prepare("PRAGMA integrity_check")?;
+    let mut rows = integrity.query([])?;
+    while let Some(row) = rows.next()? {
+        let message: String = row.get(0)?;
+        if message != "ok" {
+            report.damaged(&message)?;
+        }
     }
     Ok(())
 }
 
-fn check_all<W: Write>(
-    conn: &Connection,
-    report: &mut Report<'_, W>,
-) -> Result<(u64, u64), Failure> {
-    let mut integrity = conn.prepare("PRAGMA integrity_check").map_err(sql)?;
-    let messages: Vec<String> = integrity
-        .query_map([], |r| r.get(0))
-        .map_err(sql)?
-        .collect::<Result<_, _>>()
-        .map_err(sql)?;
-    for message in messages.iter().filter(|m| *m != "ok") {
-        report.problem(
-            JsonObject::new()
-                .value("problem", &Value::string("sqliteIntegrity"))
-                .value("message", &Value::string(message)),
-        )?;
-    }
+fn check_stores<W: Write>(conn: &Connection, report: &mut Report<'_, W>) -> Result<(), Stop> {
     let mut stmt = conn
-        .prepare("SELECT id, name, key_path, key_path_is_array, auto_increment, current_number FROM object_store ORDER BY name")
-        .map_err(sql)?;
-    let rows = stmt
-        .query_map([], |r| {
-            Ok((
-                r.get::<_, i64>(0)?,
-                r.get::<_, String>(1)?,
-                r.get::<_, Option<String>>(2)?,
-                r.get::<_, bool>(3)?,
-                r.get::<_, bool>(4)?,
-                r.get::<_, i64>(5)?,
-            ))
-        })
-        .map_err(sql)?
-        .collect::<Result<Vec<_>, _>>()
-        .map_err(sql)?;
-    let mut records = 0;
-    for (id, name, kp, is_array, auto_increment, current) in &rows {
-        let store = StoreRow {
-            id: *id,
-            name: name.clone(),
-            key_path: kp
+        .prepare("SELECT id, name, key_path, key_path_is_array, auto_increment, current_number FROM object_store ORDER BY name")?;
+    let mut stores = Vec::new();
+    let mut rows = stmt.query([])?;
+    while let Some(r) = rows.next()? {
+        let key_path: Option<String> = r.get(2)?;
+        let is_array: bool = r.get(3)?;
+        stores.push(StoreRow {
+            id: r.get(0)?,
+            name: stored_name(r, 1)?,
+            key_path: key_path
                 .as_deref()
-                .map(|t| stored_key_path(t, *is_array))
+                .map(|t| stored_key_path(t, is_array))
                 .transpose()?,
-            auto_increment: *auto_increment,
-            current_number: u64::try_from(*current).unwrap_or(0),
-        };
-        records += check_store(conn, &store, report)?;
+            auto_increment: r.get(4)?,
+            current_number: u64::try_from(r.get::<_, i64>(5)?).unwrap_or(0),
+        });
     }
-    Ok((rows.len() as u64, records))
+    drop(rows);
+    for store in stores {
+        report.stores += 1;
+        check_store(conn, &store, report)?;
+    }
+    Ok(())
 }
 
-/// Checks one store's records, key generator and indexes; returns its record count.
+/// Checks one store's records, key generator and indexes, counting its records.
 fn check_store<W: Write>(
     conn: &Connection,
     store: &StoreRow,
     report: &mut Report<'_, W>,
-) -> Result<u64, Failure> {
+) -> Result<(), Stop> {
     let mut indexes = Vec::new();
     {
         let mut stmt = conn
-            .prepare("SELECT id, name, key_path, key_path_is_array, multi_entry FROM object_store_index WHERE object_store_id = ?1 ORDER BY name")
-            .map_err(sql)?;
-        let mut rows = stmt.query(params![store.id]).map_err(sql)?;
-        while let Some(r) = rows.next().map_err(sql)? {
-            let text: String = r.get(2).map_err(sql)?;
+            .prepare("SELECT id, name, key_path, key_path_is_array, is_unique, multi_entry FROM object_store_index WHERE object_store_id = ?1 ORDER BY name")
+            ?;
+        let mut rows = stmt.query(params![store.id])?;
+        while let Some(r) = rows.next()? {
+            let text: String = r.get(2)?;
             indexes.push(IndexRow {
-                id: r.get(0).map_err(sql)?,
-                name: r.get(1).map_err(sql)?,
-                key_path: stored_key_path(&text, r.get(3).map_err(sql)?)?,
-                multi_entry: r.get(4).map_err(sql)?,
+                id: r.get(0)?,
+                name: stored_name(r, 1)?,
+                key_path: stored_key_path(&text, r.get(3)?)?,
+                unique: r.get(4)?,
+                multi_entry: r.get(5)?,
             });
         }
     }
-    let mut has_entry = conn
-        .prepare("SELECT 1 FROM index_entry WHERE index_id = ?1 AND key = ?2 AND primary_key = ?3")
-        .map_err(sql)?;
-    let mut stmt = conn
-        .prepare("SELECT key, value FROM record WHERE object_store_id = ?1 ORDER BY key")
-        .map_err(sql)?;
-    let mut rows = stmt.query(params![store.id]).map_err(sql)?;
-    let mut count = 0;
+    let mut has_entry = conn.prepare(
+        "SELECT 1 FROM index_entry WHERE index_id = ?1 AND key = ?2 AND primary_key = ?3",
+    )?;
+    let mut stmt =
+        conn.prepare("SELECT key, value FROM record WHERE object_store_id = ?1 ORDER BY key")?;
+    let mut rows = stmt.query(params![store.id])?;
     // The largest numeric key the generator must be above.
     let mut largest: Option<f64> = None;
-    while let Some(r) = rows.next().map_err(sql)? {
-        count += 1;
-        let key_bytes: Vec<u8> = r.get(0).map_err(sql)?;
-        let value_bytes: Vec<u8> = r.get(1).map_err(sql)?;
+    while let Some(r) = rows.next()? {
+        report.records += 1;
+        let key_bytes: Vec<u8> = r.get(0)?;
+        let value_bytes: Vec<u8> = r.get(1)?;
         let key = match decode_key(&key_bytes) {
             Ok(k) if encode_key(&k) == key_bytes => k,
             Ok(_) => {
@@ -275,9 +376,7 @@ fn check_store<W: Write>(
         }
         for ix in &indexes {
             for entry in index_entries(&value, &ix.key_path, ix.multi_entry) {
-                let found = has_entry
-                    .exists(params![ix.id, entry, key_bytes])
-                    .map_err(sql)?;
+                let found = has_entry.exists(params![ix.id, entry, key_bytes])?;
                 if !found {
                     report.problem(entry_line(
                         "missingIndexEntry",
@@ -305,7 +404,7 @@ fn check_store<W: Write>(
     for ix in &indexes {
         check_index(conn, store, ix, report)?;
     }
-    Ok(count)
+    Ok(())
 }
 
 /// A problem line about one index entry; keys that do not decode are shown as bytes.
@@ -313,13 +412,14 @@ fn entry_line(kind: &str, store: &StoreRow, ix: &IndexRow, key: &[u8], pk: &[u8]
     let text =
         |b: &[u8]| decode_key(b).map_or_else(|_| Value::Binary(b.to_vec()), |k| Value::from(&k));
     problem(kind, &store.name)
-        .value("index", &Value::string(&ix.name))
+        .value("index", &Value::String(ix.name.clone()))
         .value("key", &text(key))
         .value("primaryKey", &text(pk))
 }
 
 /// Checks every entry of an index against its record: the record must exist
-/// (else the entry dangles) and yield the entry's key (else it is extra). Entries the records
+/// (else the entry dangles) and yield the entry's key (else it is extra); in a unique index,
+/// no entry may share its key with the one before (entries come in key order). Entries the records
 /// yield but the index lacks were reported during the record scan. Memory stays bounded: one
 /// entry and one record at a time.
 fn check_index<W: Write>(
@@ -327,20 +427,25 @@ fn check_index<W: Write>(
     store: &StoreRow,
     ix: &IndexRow,
     report: &mut Report<'_, W>,
-) -> Result<(), Failure> {
-    let mut stmt = conn
-        .prepare("SELECT key, primary_key FROM index_entry WHERE index_id = ?1 ORDER BY key, primary_key")
-        .map_err(sql)?;
-    let mut record = conn
-        .prepare("SELECT value FROM record WHERE object_store_id = ?1 AND key = ?2")
-        .map_err(sql)?;
-    let mut rows = stmt.query(params![ix.id]).map_err(sql)?;
-    while let Some(r) = rows.next().map_err(sql)? {
-        let (key, pk): (Vec<u8>, Vec<u8>) = (r.get(0).map_err(sql)?, r.get(1).map_err(sql)?);
+) -> Result<(), Stop> {
+    let mut stmt = conn.prepare(
+        "SELECT key, primary_key FROM index_entry WHERE index_id = ?1 ORDER BY key, primary_key",
+    )?;
+    let mut record =
+        conn.prepare("SELECT value FROM record WHERE object_store_id = ?1 AND key = ?2")?;
+    let mut rows = stmt.query(params![ix.id])?;
+    // The previous entry's key: in a unique index, no two entries have the same key.
+    let mut previous: Option<Vec<u8>> = None;
+    while let Some(r) = rows.next()? {
+        let (key, pk): (Vec<u8>, Vec<u8>) = (r.get(0)?, r.get(1)?);
+        if ix.unique && previous.as_ref() == Some(&key) {
+            report.problem(entry_line("duplicateUniqueKey", store, ix, &key, &pk))?;
+        }
+        previous = Some(key.clone());
         if let Err(e) = decode_key(&key) {
             report.problem(
                 problem("undecodableIndexKey", &store.name)
-                    .value("index", &Value::string(&ix.name))
+                    .value("index", &Value::String(ix.name.clone()))
                     .value("bytes", &Value::Binary(key))
                     .value("message", &Value::string(e.message())),
             )?;
@@ -348,8 +453,7 @@ fn check_index<W: Write>(
         }
         let value: Option<Vec<u8>> = record
             .query_row(params![store.id, pk], |r| r.get(0))
-            .optional()
-            .map_err(sql)?;
+            .optional()?;
         let Some(value) = value else {
             report.problem(entry_line("danglingIndexEntry", store, ix, &key, &pk))?;
             continue;
@@ -360,6 +464,86 @@ fn check_index<W: Write>(
         };
         if !index_entries(&value, &ix.key_path, ix.multi_entry).contains(&key) {
             report.problem(entry_line("extraIndexEntry", store, ix, &key, &pk))?;
+        }
+    }
+    Ok(())
+}
+
+/// The distinct values of an integer column that leads a table's primary key, in order: one
+/// B-tree seek per value, so a table of millions of rows with a few ids costs a few seeks.
+fn distinct_ids(conn: &Connection, table: &str, column: &str) -> Result<Vec<i64>, Stop> {
+    let mut next = conn.prepare(&format!(
+        "SELECT {column} FROM {table} WHERE {column} > ?1 ORDER BY {column} LIMIT 1"
+    ))?;
+    let mut ids = Vec::new();
+    let mut after = i64::MIN;
+    while let Some(id) = next
+        .query_row(params![after], |r| r.get::<_, i64>(0))
+        .optional()?
+    {
+        ids.push(id);
+        after = id;
+    }
+    Ok(ids)
+}
+
+/// Rows no object store or index owns: records whose object store does not exist, indexes
+/// whose object store does not exist, and index entries whose index does not exist (a store
+/// or index deleted without its rows). Reported once per missing owner, with a count.
+fn check_orphans<W: Write>(conn: &Connection, report: &mut Report<'_, W>) -> Result<(), Stop> {
+    let ids = |sql: &str| -> Result<Vec<i64>, Stop> {
+        let mut stmt = conn.prepare(sql)?;
+        let ids = stmt
+            .query_map([], |r| r.get(0))?
+            .collect::<Result<Vec<i64>, _>>()?;
+        Ok(ids)
+    };
+    let stores = ids("SELECT id FROM object_store")?;
+    let indexes = ids("SELECT id FROM object_store_index")?;
+    for id in distinct_ids(conn, "record", "object_store_id")? {
+        if !stores.contains(&id) {
+            let count: i64 = conn.query_row(
+                "SELECT count(*) FROM record WHERE object_store_id = ?1",
+                params![id],
+                |r| r.get(0),
+            )?;
+            report.problem(
+                JsonObject::new()
+                    .value("problem", &Value::string("orphanRecords"))
+                    .value("storeId", &Value::Number(id as f64))
+                    .value("records", &Value::Number(count as f64)),
+            )?;
+        }
+    }
+    let mut stmt = conn.prepare(
+        "SELECT id, name, object_store_id FROM object_store_index ORDER BY object_store_id, id",
+    )?;
+    let mut rows = stmt.query([])?;
+    while let Some(r) = rows.next()? {
+        let store_id: i64 = r.get(2)?;
+        if !stores.contains(&store_id) {
+            report.problem(
+                JsonObject::new()
+                    .value("problem", &Value::string("orphanIndex"))
+                    .value("storeId", &Value::Number(store_id as f64))
+                    .value("indexId", &Value::Number(r.get::<_, i64>(0)? as f64))
+                    .value("index", &Value::String(stored_name(r, 1)?)),
+            )?;
+        }
+    }
+    for id in distinct_ids(conn, "index_entry", "index_id")? {
+        if !indexes.contains(&id) {
+            let count: i64 = conn.query_row(
+                "SELECT count(*) FROM index_entry WHERE index_id = ?1",
+                params![id],
+                |r| r.get(0),
+            )?;
+            report.problem(
+                JsonObject::new()
+                    .value("problem", &Value::string("orphanIndexEntries"))
+                    .value("indexId", &Value::Number(id as f64))
+                    .value("entries", &Value::Number(count as f64)),
+            )?;
         }
     }
     Ok(())

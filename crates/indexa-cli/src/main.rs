@@ -119,7 +119,8 @@ Examples:
     Info(InfoArgs),
     /// List the databases and their versions (one line each: NAME, a tab, VERSION; a name
     /// with a control character or backslash, or starting with `"`, is written as a JSON
-    /// string).
+    /// string). Files under database file names that cannot be read are named on stderr,
+    /// and the exit status is then 1.
     List(ListArgs),
     /// Print an object store as NDJSON {"key":…,"value":…} lines (read back with
     /// `import --format export`).

@@ -8,7 +8,9 @@
 use std::io::Write;
 
 use clap::Args;
-use indexa::{value_to_text, Durability, KeyPath, Transaction, TransactionMode, Value};
+use indexa::{
+    value_to_text, Durability, KeyPath, Transaction, TransactionMode, Utf16String, Value,
+};
 
 use crate::error::{CliError, CmdResult};
 use crate::keys::key_path_arg;
@@ -127,8 +129,20 @@ fn shell_word(name: &str) -> String {
     }
 }
 
+/// A store or index name as `schema` and the shell's `.stores` print it: the name itself, or
+/// for a name with a lone surrogate (which no command line can carry) its text form, a JSON
+/// string (`"\uD800"`); the flag is true for the latter.
+pub(crate) fn printed_name(name: &Utf16String) -> (String, bool) {
+    match name.to_string() {
+        Some(text) => (text, false),
+        None => (value_to_text(&Value::String(name.clone())), true),
+    }
+}
+
 /// Runs `indexa schema`: the commands that would recreate the schema, one per line, after a
-/// comment line with the database's version.
+/// comment line with the database's version. A line naming a store or index with a lone
+/// surrogate is printed commented out (`# create-store …`), the name in its text form: no
+/// command line can carry such a name (`dump` and `restore` keep it).
 ///
 /// ```text
 /// # database geo, version 3
@@ -143,22 +157,24 @@ pub fn schema<W: Write>(dir: &DataDir, a: &SchemaArgs, out: &mut Lines<W>) -> Cm
     let tx = db.transaction_over_all_stores(TransactionMode::ReadOnly, Durability::Default)?;
     let name = shell_word(db.name());
     out.line(&format!("# database {name}, version {}", db.version()))?;
-    for store_name in tx.object_store_names() {
-        let store = tx.object_store(&store_name)?;
-        let mut line = format!("create-store {name} {}", shell_word(&store_name));
+    for store_name in tx.object_store_names_utf16() {
+        let store = tx.object_store(store_name.clone())?;
+        let (store_word, store_odd) = printed_name(&store_name);
+        let store_word = word(store_word, store_odd);
+        let mut line = format!("create-store {name} {store_word}");
         if let Some(kp) = store.key_path()? {
             line.push_str(&format!(" --key-path {}", key_path_text(&kp)));
         }
         if store.auto_increment()? {
             line.push_str(" --auto-increment");
         }
-        out.line(&line)?;
-        for ix_name in store.index_names()? {
-            let ix = store.index(&ix_name)?;
+        out.line(&commented_if(store_odd, line))?;
+        for ix_name in store.index_names_utf16()? {
+            let ix = store.index(ix_name.clone())?;
+            let (ix_word, ix_odd) = printed_name(&ix_name);
             let mut line = format!(
-                "create-index {name} {} {} {}",
-                shell_word(&store_name),
-                shell_word(&ix_name),
+                "create-index {name} {store_word} {} {}",
+                word(ix_word, ix_odd),
                 key_path_text(&ix.key_path()?)
             );
             if ix.unique()? {
@@ -167,11 +183,30 @@ pub fn schema<W: Write>(dir: &DataDir, a: &SchemaArgs, out: &mut Lines<W>) -> Cm
             if ix.multi_entry()? {
                 line.push_str(" --multi-entry");
             }
-            out.line(&line)?;
+            out.line(&commented_if(store_odd || ix_odd, line))?;
         }
     }
     tx.commit()?;
     Ok(())
+}
+
+/// A printed name as a word of the command: quoted for a shell, unless it is the text form of
+/// a name no command line can carry (its line is a comment).
+fn word(printed: String, text_form: bool) -> String {
+    if text_form {
+        printed
+    } else {
+        shell_word(&printed)
+    }
+}
+
+/// `line` as a comment when `commented`.
+fn commented_if(commented: bool, line: String) -> String {
+    if commented {
+        format!("# {line}")
+    } else {
+        line
+    }
 }
 
 /// Runs `change` in one versionchange transaction at the current version + 1. The database

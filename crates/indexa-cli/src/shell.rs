@@ -228,7 +228,8 @@ fn dot_command(dir: &DataDir, factory: &Factory, db: &str, line: &str) -> Result
         }
         (".stores", None) => {
             let database = factory.open(db, None, |_, _, _| Ok(()))?;
-            for name in database.object_store_names() {
+            for name in database.object_store_names_utf16() {
+                let (name, _) = schema::printed_name(&name);
                 out.line(&name).map_err(write_error)?;
             }
         }

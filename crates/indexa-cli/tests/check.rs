@@ -215,3 +215,227 @@ fn an_exhausted_generator_above_the_largest_key_is_healthy() {
     let run = env.run(&["check", "db"]);
     assert_eq!((run.code, run.stdout.as_str()), (0, ""), "{run:?}");
 }
+
+/// A database `db` with one store of 2000 records, several hundred kilobytes: many B-tree
+/// pages, so a page in the middle can be damaged.
+fn big(env: &Env) {
+    let mut lines = vec![r#"{"op":"createObjectStore","name":"s"}"#.to_owned()];
+    for i in 1..=2000 {
+        lines.push(format!(
+            r#"{{"op":"put","store":"s","key":{i},"value":"{}"}}"#,
+            "x".repeat(100)
+        ));
+    }
+    let lines: Vec<&str> = lines.iter().map(String::as_str).collect();
+    let (_, code) = env.batch("db", &["--version", "1"], &script(&lines));
+    assert_eq!(code, 0);
+}
+
+/// Overwrites `len` bytes at `offset` of the database file with `byte`.
+fn damage(env: &Env, offset: u64, len: usize, byte: u8) {
+    use std::io::{Seek, SeekFrom, Write};
+    let mut file = std::fs::OpenOptions::new()
+        .write(true)
+        .open(env.data_dir().join("db-db.indexa"))
+        .unwrap();
+    file.seek(SeekFrom::Start(offset)).unwrap();
+    file.write_all(&vec![byte; len]).unwrap();
+}
+
+#[test]
+fn a_page_damaged_in_the_middle_is_reported_line_by_line() {
+    let env = Env::new();
+    big(&env);
+    let size = std::fs::metadata(env.data_dir().join("db-db.indexa"))
+        .unwrap()
+        .len();
+    let page = size / 4096 / 2;
+    damage(&env, page * 4096, 4096, 0xFF);
+    let run = env.run(&["check", "db"]);
+    assert_eq!(run.code, 1, "{run:?}");
+    let lines = run.lines();
+    // SQLite's lines before the read that failed are kept, then the failure itself.
+    assert!(lines.len() >= 2, "{run:?}");
+    assert!(
+        lines[0].starts_with(&format!(
+            "{{\"problem\":\"sqliteIntegrity\",\"message\":\"*** in database main ***\\nTree 8 page {}: ",
+            page + 1
+        )),
+        "{run:?}"
+    );
+    for line in &lines {
+        assert!(
+            line.starts_with("{\"problem\":\"sqliteIntegrity\",\"message\":\""),
+            "{line}"
+        );
+    }
+    assert_eq!(
+        *lines.last().unwrap(),
+        "{\"problem\":\"sqliteIntegrity\",\"message\":\"database disk image is malformed\"}"
+    );
+    // The invariant checks, which cannot run on such a file, were skipped.
+    assert_eq!(
+        run.stderr,
+        format!(
+            "checked db: 0 object stores, 0 records, {} problems\n",
+            lines.len()
+        )
+    );
+}
+
+#[test]
+fn a_damaged_header_is_a_problem_not_an_error() {
+    let env = Env::new();
+    setup(&env);
+    damage(&env, 0, 100, 0x07);
+    let run = env.run(&["check", "db"]);
+    assert_eq!(
+        (run.code, run.stdout.as_str(), run.stderr.as_str()),
+        (
+            1,
+            "{\"problem\":\"sqliteIntegrity\",\"message\":\"file is not a database\"}\n",
+            "checked db: 0 object stores, 0 records, 1 problems\n"
+        )
+    );
+}
+
+#[test]
+fn a_healthy_sqlite_file_of_another_kind_is_not_an_indexa_database() {
+    let env = Env::new();
+    std::fs::create_dir_all(env.data_dir()).unwrap();
+    let path = env.data_dir().join("db-db.indexa");
+    Connection::open(&path)
+        .unwrap()
+        .execute_batch("CREATE TABLE x (a)")
+        .unwrap();
+    let run = env.run(&["check", "db"]);
+    assert_eq!(
+        (run.code, run.stdout.as_str(), run.stderr),
+        (
+            1,
+            "",
+            format!(
+                "indexa: UnknownError: {} is not an Indexa database (it holds no Indexa tables); it was left as it is\n",
+                path.display()
+            )
+        )
+    );
+}
+
+#[test]
+fn a_unique_index_holding_duplicate_keys_is_reported() {
+    // Bob is renamed Ada in the record and the index, then the index is made unique.
+    let out = fault(|c| {
+        let value = indexa::encode_value(
+            &indexa::parse_value(r#"{"id":2,"name":"Ada","tags":[]}"#).unwrap(),
+        );
+        c.execute(
+            "UPDATE record SET value = ?1 WHERE object_store_id = ?2 AND key = ?3",
+            params![value, store_id(c, "people"), k(2)],
+        )
+        .unwrap();
+        c.execute(
+            "UPDATE index_entry SET key = ?1 WHERE index_id = ?2 AND primary_key = ?3",
+            params![k("Ada"), index_id(c, "name"), k(2)],
+        )
+        .unwrap();
+        c.execute(
+            "UPDATE object_store_index SET is_unique = 1 WHERE name = 'name'",
+            [],
+        )
+        .unwrap();
+    });
+    assert_eq!(out, "{\"problem\":\"duplicateUniqueKey\",\"store\":\"people\",\"index\":\"name\",\"key\":\"Ada\",\"primaryKey\":2}\n");
+}
+
+#[test]
+fn records_whose_store_does_not_exist_are_reported() {
+    let out = fault(|c| {
+        for key in [1, 2] {
+            c.execute(
+                "INSERT INTO record (object_store_id, key, value) VALUES (99, ?1, X'0101')",
+                params![k(key)],
+            )
+            .unwrap();
+        }
+    });
+    assert_eq!(
+        out,
+        "{\"problem\":\"orphanRecords\",\"storeId\":99,\"records\":2}\n"
+    );
+}
+
+#[test]
+fn index_entries_whose_index_does_not_exist_are_reported() {
+    let out = fault(|c| {
+        c.execute(
+            "INSERT INTO index_entry (index_id, key, primary_key) VALUES (77, ?1, ?2)",
+            params![k("a"), k(1)],
+        )
+        .unwrap();
+    });
+    assert_eq!(
+        out,
+        "{\"problem\":\"orphanIndexEntries\",\"indexId\":77,\"entries\":1}\n"
+    );
+}
+
+#[test]
+fn an_index_whose_store_does_not_exist_is_reported() {
+    let out = fault(|c| {
+        c.execute(
+            "INSERT INTO object_store_index (id, object_store_id, name, key_path, key_path_is_array, is_unique, multi_entry) VALUES (50, 55, 'lost', 'x', 0, 0, 0)",
+            [],
+        )
+        .unwrap();
+    });
+    assert_eq!(
+        out,
+        "{\"problem\":\"orphanIndex\",\"storeId\":55,\"indexId\":50,\"index\":\"lost\"}\n"
+    );
+}
+
+/// Database `odd` with object store "\uD800" (a lone surrogate, as the Node.js package can
+/// name it), its index "\uDFFF" on `a`, and one record `{"a":1}` at key 1; made through the
+/// engine, as no command line can carry such names.
+fn lone_surrogate_names(env: &Env) {
+    use indexa::{Factory, KeyPath, Utf16String};
+    let unit = |u: u16| Utf16String::from_units(vec![u]);
+    let factory = Factory::open_dir(env.data_dir()).unwrap();
+    let db = factory
+        .open("odd", Some(1), |tx, _, _| {
+            let store = tx.create_object_store(unit(0xD800), None, false)?;
+            store.create_index(unit(0xDFFF), KeyPath::parse("a")?, true, false)?;
+            store.add(indexa::parse_value(r#"{"a":1}"#)?, Some(Key::Number(1.0)))?;
+            Ok(())
+        })
+        .unwrap();
+    db.close();
+}
+
+#[test]
+fn lone_surrogate_names_are_checked_and_reported_exactly() {
+    let env = Env::new();
+    lone_surrogate_names(&env);
+    let run = env.run(&["check", "odd"]);
+    assert_eq!(
+        (run.code, run.stdout.as_str(), run.stderr.as_str()),
+        (
+            0,
+            "",
+            "checked odd: 1 object stores, 1 records, 0 problems\n"
+        )
+    );
+    let conn = Connection::open(env.data_dir().join("db-odd.indexa")).unwrap();
+    conn.execute("DELETE FROM index_entry", []).unwrap();
+    drop(conn);
+    let run = env.run(&["check", "odd"]);
+    assert_eq!(
+        (run.code, run.stdout.as_str()),
+        (
+            1,
+            "{\"problem\":\"missingIndexEntry\",\"store\":\"\\uD800\",\"index\":\"\\uDFFF\",\"key\":1,\"primaryKey\":1}\n"
+        ),
+        "{run:?}"
+    );
+}

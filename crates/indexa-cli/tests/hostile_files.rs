@@ -77,14 +77,18 @@ fn a_fifo_hangs_no_command() {
         .status()
         .unwrap()
         .success());
-    let list = run(&env, &["list"]);
-    assert_eq!((list.code, list.stdout.as_str()), (0, "good\t1\n"));
-    let get = run(&env, &["get", "good", "s", "1"]);
-    assert_eq!((get.code, get.stdout.as_str()), (0, "\"one\"\n"));
     let expected = format!(
         "indexa: UnknownError: {} is a FIFO, not a regular file, so it is not an Indexa database; it was left as it is\n",
         fifo.display()
     );
+    // `list` lists the good database and names the FIFO (exit status 1).
+    let list = run(&env, &["list"]);
+    assert_eq!(
+        (list.code, list.stdout.as_str(), list.stderr.as_str()),
+        (1, "good\t1\n", expected.as_str())
+    );
+    let get = run(&env, &["get", "good", "s", "1"]);
+    assert_eq!((get.code, get.stdout.as_str()), (0, "\"one\"\n"));
     for args in [
         &["info", "f"][..],
         &["get", "f", "s", "1"],

@@ -221,3 +221,43 @@ fn an_index_that_matches_no_record_is_warned_about() {
     );
     assert_eq!(ok(&env, &["create-index", "db", "s", "name", "name"]), "");
 }
+
+/// Database `odd` with object stores "\uD800" (a lone surrogate, as the Node.js package can
+/// name it; its index "\uDFFF" on `a`, unique) and `plain` (its index "\uDC00" on `b`); made
+/// through the engine, as no command line can carry such names.
+fn lone_surrogate_names(env: &Env) {
+    use indexa::{Factory, KeyPath, Utf16String};
+    let unit = |u: u16| Utf16String::from_units(vec![u]);
+    let factory = Factory::open_dir(env.data_dir()).unwrap();
+    let db = factory
+        .open("odd", Some(1), |tx, _, _| {
+            let store = tx.create_object_store(unit(0xD800), None, false)?;
+            store.create_index(unit(0xDFFF), KeyPath::parse("a")?, true, false)?;
+            let plain = tx.create_object_store("plain", None, false)?;
+            plain.create_index(unit(0xDC00), KeyPath::parse("b")?, false, false)?;
+            plain.create_index("by_c", KeyPath::parse("c")?, false, false)?;
+            Ok(())
+        })
+        .unwrap();
+    db.close();
+}
+
+#[test]
+fn lone_surrogate_names_are_printed_in_the_text_form_on_comment_lines() {
+    let env = Env::new();
+    lone_surrogate_names(&env);
+    let expected = [
+        "# database odd, version 1",
+        "create-store odd plain",
+        "create-index odd plain by_c c",
+        "# create-index odd plain \"\\uDC00\" b",
+        "# create-store odd \"\\uD800\"",
+        "# create-index odd \"\\uD800\" \"\\uDFFF\" a --unique",
+    ];
+    assert_eq!(ok(&env, &["schema", "odd"]), expected.join("\n") + "\n");
+    let run = env.run_with_input(&["shell", "odd"], ".stores\n.schema\n");
+    assert_eq!((run.code, run.stderr.as_str()), (0, ""), "{run:?}");
+    let mut lines = vec!["plain", "\"\\uD800\""];
+    lines.extend(expected);
+    assert_eq!(run.lines(), lines);
+}

@@ -19,7 +19,7 @@ pub enum Error {
     /// with the caller's `table`; it undoes the statement's transaction, so exactly those
     /// rows go); when that failed, `cause` carries the failure and the rows are left on
     /// `shard`. Without `table` the rows stay, committed.
-    #[error("{}", collision_message(.shard, .id, .mapped_to, .table.as_deref(), *.row_removed))]
+    #[error("{}", collision_message(.shard, .id, .mapped_to, .table.as_deref(), *.rows, *.row_removed))]
     GeneratedKeyCollision {
         /// The shard the refused INSERT ran on (where the row was written).
         shard: String,
@@ -29,9 +29,12 @@ pub enum Error {
         mapped_to: String,
         /// The table named by the caller, if any.
         table: Option<String>,
-        /// True when the router deleted the row it had just written.
+        /// How many rows the refused statement wrote (one per RETURNING row; 1 without
+        /// RETURNING).
+        rows: usize,
+        /// True when the router removed the rows the statement had just written.
         row_removed: bool,
-        /// Why the row could not be removed (delete failed or matched no row).
+        /// Why the rows could not be removed (the shard transaction's rollback failed).
         #[source]
         cause: Option<Box<Error>>,
     },
@@ -101,21 +104,35 @@ pub enum Error {
     },
 }
 
+/// The message of [`Error::GeneratedKeyCollision`]: what became of the statement's rows, in
+/// the singular for one row and with their number for several (the whole statement is
+/// refused, so all of its rows share one fate).
 fn collision_message(
     shard: &str,
     id: &GeneratedId,
     mapped_to: &str,
     table: Option<&str>,
+    rows: usize,
     row_removed: bool,
 ) -> String {
     let head =
         format!("generated key {id} from shard {shard} is already mapped to shard {mapped_to}");
-    match (table, row_removed) {
-        (Some(table), true) => format!("{head}; the row was removed from {shard}.{table}"),
-        (Some(table), false) => format!(
+    let several = rows > 1;
+    match (table, row_removed, several) {
+        (Some(table), true, false) => format!("{head}; the row was removed from {shard}.{table}"),
+        (Some(table), true, true) => {
+            format!("{head}; the statement's {rows} rows were removed from {shard}.{table}")
+        }
+        (Some(table), false, false) => format!(
             "{head}; the row could not be removed and is left on shard {shard} in table {table} with id {id}"
         ),
-        (None, _) => format!("{head}; the row stays on shard {shard} with id {id}"),
+        (Some(table), false, true) => format!(
+            "{head}; the statement's {rows} rows could not be removed and are left on shard {shard} in table {table}, id {id} among them"
+        ),
+        (None, _, false) => format!("{head}; the row stays on shard {shard} with id {id}"),
+        (None, _, true) => format!(
+            "{head}; the statement's {rows} rows stay on shard {shard}, id {id} among them"
+        ),
     }
 }
 
@@ -163,7 +180,8 @@ impl Error {
         }
     }
 
-    /// For a collision where the caller named the table: whether the refused row was removed.
+    /// For a collision where the caller named the table: whether the refused statement's rows
+    /// were removed.
     pub fn row_removed(&self) -> Option<bool> {
         match self {
             Error::GeneratedKeyCollision {

@@ -76,7 +76,7 @@ pub(crate) fn read_generated_ids(
         let column = id_column_of(&outcome.columns, id_column).ok_or_else(|| {
             unavailable(match id_column {
                 Some(column) => format!("the RETURNING row has no column {column}"),
-                None => "the RETURNING row has no id, rowid, lastInsertId, last_row_id or insertId column; name the key column with id_column".to_string(),
+                None => "the RETURNING row has no id, rowid, lastInsertId, last_row_id or insertId column; name the key column with --id-column (id_column in the Rust API)".to_string(),
             })
         })?;
         let name = column.to_string_lossy();

@@ -277,7 +277,11 @@ impl Router {
                 }
                 Ok(result)
             }
-            Ok(Step::Collision { id, mapped_to }) => {
+            Ok(Step::Collision {
+                id,
+                mapped_to,
+                rows,
+            }) => {
                 let (row_removed, cause) = match options.table {
                     Some(_) => match unit.rollback().await {
                         Ok(()) => (true, None),
@@ -294,6 +298,7 @@ impl Router {
                     id,
                     mapped_to,
                     table: options.table.clone(),
+                    rows,
                     row_removed,
                     cause,
                 })
@@ -350,11 +355,16 @@ impl Router {
                 added,
             )),
             Mapped::Elsewhere { key, mapped_to } => {
+                let rows = ids.len();
                 let id = ids
                     .into_iter()
                     .find(|id| id.key() == key)
                     .unwrap_or(GeneratedId::Text(key));
-                Ok(Step::Collision { id, mapped_to })
+                Ok(Step::Collision {
+                    id,
+                    mapped_to,
+                    rows,
+                })
             }
         }
     }
@@ -819,8 +829,13 @@ enum Step {
     /// Every id is mapped to the shard; the keys this insert mapped (to undo if the commit
     /// fails).
     Mapped(InsertResult, Vec<String>),
-    /// `id` is mapped to `mapped_to`, another shard; nothing was mapped.
-    Collision { id: GeneratedId, mapped_to: String },
+    /// `id` is mapped to `mapped_to`, another shard; nothing was mapped. `rows`: how many
+    /// rows the statement wrote.
+    Collision {
+        id: GeneratedId,
+        mapped_to: String,
+        rows: usize,
+    },
 }
 
 /// Checks, on the unit's connection, that `table` has a column `column` (as the backend

@@ -27,6 +27,16 @@ const EXTENSION: &str = "indexa";
 /// database, and an open for another process's deletion or upgrade to finish.
 pub const DEFAULT_LOCK_TIMEOUT: Duration = Duration::from_secs(30);
 
+/// What [`Factory::scan_databases`] found in a data directory.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct DatabaseScan {
+    /// Each database as (exact name, version), sorted by name in code-unit order.
+    pub databases: Vec<(Utf16String, u64)>,
+    /// One [`Error::Unknown`] per file under a database file name that could not be read,
+    /// its message naming the file and why; sorted by message.
+    pub unreadable: Vec<Error>,
+}
+
 /// A database's name and version, as listed by [`Factory::databases`].
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct DatabaseInfo {
@@ -546,9 +556,25 @@ impl Factory {
     /// # Errors
     /// [`Error::Unknown`] if the data directory cannot be read. Files that are not Indexa
     /// databases are skipped, as are links, directories, FIFOs and other files that are not
-    /// regular files (without opening them).
+    /// regular files (without opening them); [`Factory::scan_databases`] names them.
     pub fn databases_utf16(&self) -> Result<Vec<(Utf16String, u64)>> {
-        let mut out = Vec::new();
+        Ok(self.scan_databases()?.databases)
+    }
+
+    /// Lists the databases as [`Factory::databases_utf16`] does, and names the files under
+    /// database file names (`db-….indexa`) that could not be read: links, directories,
+    /// FIFOs and other files that are not regular files (never opened), and regular files
+    /// SQLite fails to read (a damaged file, one without read permission). A file that holds
+    /// no Indexa tables (a database being created, another program's SQLite file) and a
+    /// database whose first upgrade never committed (version 0) are neither.
+    ///
+    /// # Errors
+    /// [`Error::Unknown`] if the data directory cannot be read.
+    pub fn scan_databases(&self) -> Result<DatabaseScan> {
+        let mut scan = DatabaseScan {
+            databases: Vec::new(),
+            unreadable: Vec::new(),
+        };
         let entries = fs::read_dir(&self.dir).map_err(|e| {
             Error::Unknown(format!(
                 "cannot read data directory {}: {e}",
@@ -561,18 +587,23 @@ impl Factory {
                 continue;
             }
             // Only regular files are opened (a FIFO would block), links are not followed.
-            if !entry.file_type().is_ok_and(|t| t.is_file()) || database_file_exists(&path).is_err()
-            {
+            if let Err(e) = database_file_exists(&path) {
+                scan.unreadable.push(e);
                 continue;
             }
-            if let Ok(Some(row)) = storage::peek_database_file(&path) {
-                if row.version > 0 {
-                    out.push((row.name, row.version));
-                }
+            match storage::peek_database_file(&path) {
+                Ok(Some(row)) if row.version > 0 => scan.databases.push((row.name, row.version)),
+                Ok(_) => {}
+                Err(e) => scan.unreadable.push(Error::Unknown(format!(
+                    "{} is not a readable Indexa database ({}); it was left as it is",
+                    path.display(),
+                    e.message()
+                ))),
             }
         }
-        out.sort();
-        Ok(out)
+        scan.databases.sort();
+        scan.unreadable.sort_by(|a, b| a.message().cmp(b.message()));
+        Ok(scan)
     }
 
     /// Deletes database `name` (`IDBFactory.deleteDatabase`) and returns the version it had

@@ -56,7 +56,7 @@ mod value_serde;
 pub use cursor::{Cursor, CursorDirection};
 pub use database::Database;
 pub use error::{Error, Result};
-pub use factory::{DatabaseInfo, Factory, DEFAULT_LOCK_TIMEOUT, MAX_VERSION};
+pub use factory::{DatabaseInfo, DatabaseScan, Factory, DEFAULT_LOCK_TIMEOUT, MAX_VERSION};
 pub use index::Index;
 pub use key::{compare_two_keys, convert_value_to_key, Key};
 pub use key_encoding::{

@@ -60,6 +60,12 @@ impl Utf16String {
         self.0.extend(units);
     }
 
+    /// The string whose WTF-8 bytes (see [`Utf16String::to_wtf8`]) are `bytes`, as stored
+    /// for names with a lone surrogate (`docs/format.md`); `None` when `bytes` are not WTF-8.
+    pub fn from_wtf8(bytes: &[u8]) -> Option<Self> {
+        crate::value_codec::wtf8_to_units(bytes)
+    }
+
     /// The code units.
     pub fn units(&self) -> &[u16] {
         &self.0
@@ -198,6 +204,23 @@ impl fmt::Display for Utf16String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn wtf8_bytes_read_back_and_invalid_bytes_are_refused() {
+        let lone = Utf16String::from_units(vec![0x61, 0xD800]);
+        assert_eq!(lone.to_wtf8(), [0x61, 0xED, 0xA0, 0x80]);
+        assert_eq!(Utf16String::from_wtf8(&lone.to_wtf8()), Some(lone));
+        assert_eq!(
+            Utf16String::from_wtf8("é".as_bytes()),
+            Some(Utf16String::from("é"))
+        );
+        // A lead surrogate followed by a trail surrogate must be one 4-byte code point.
+        assert_eq!(
+            Utf16String::from_wtf8(&[0xED, 0xA0, 0x80, 0xED, 0xB0, 0x80]),
+            None
+        );
+        assert_eq!(Utf16String::from_wtf8(&[0xFF]), None);
+    }
 
     #[test]
     fn inline_and_heap_strings_behave_alike() {

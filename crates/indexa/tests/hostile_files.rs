@@ -252,3 +252,61 @@ fn a_data_directory_named_like_a_sqlite_uri_is_a_path() {
     assert_eq!(outside, ["file:d2#"]);
     assert!(factory.dir().is_absolute());
 }
+
+#[test]
+fn a_data_directory_reached_through_a_link_works() {
+    let dir = tempfile::tempdir().unwrap();
+    let real = dir.path().join("real");
+    let link = dir.path().join("rl");
+    {
+        let factory = Factory::open_dir(&real).unwrap();
+        put(&open(&factory, "a").unwrap(), 1, "one").unwrap();
+    }
+    std::os::unix::fs::symlink(&real, &link).unwrap();
+    let factory = Factory::open_dir(&link).unwrap();
+    assert_eq!(all(&open(&factory, "a").unwrap()), [Value::from("one")]);
+    put(&open(&factory, "b").unwrap(), 2, "two").unwrap();
+    let listed: Vec<String> = factory
+        .databases()
+        .unwrap()
+        .into_iter()
+        .map(|d| d.name)
+        .collect();
+    assert_eq!(listed, ["a", "b"]);
+    // The new database is a regular file in the real directory.
+    assert!(std::fs::symlink_metadata(file(&real, "b"))
+        .unwrap()
+        .is_file());
+}
+
+#[test]
+fn a_scan_names_the_files_it_cannot_read() {
+    let dir = tempfile::tempdir().unwrap();
+    let data = dir.path().join("data");
+    let factory = Factory::open_dir(&data).unwrap();
+    put(&open(&factory, "good").unwrap(), 1, "one").unwrap();
+    let fifo = file(&data, "f");
+    mkfifo(&fifo);
+    let garbage = file(&data, "g");
+    std::fs::write(&garbage, vec![0x5Au8; 8192]).unwrap();
+    let link = file(&data, "x");
+    std::os::unix::fs::symlink(dir.path().join("elsewhere"), &link).unwrap();
+    // Neither a file being created (still empty) nor another program's SQLite file is
+    // named: neither holds Indexa tables.
+    std::fs::write(file(&data, "e"), b"").unwrap();
+    rusqlite::Connection::open(file(&data, "sq"))
+        .unwrap()
+        .execute_batch("CREATE TABLE t (x)")
+        .unwrap();
+    let scan = within_deadline("the scan", move || factory.scan_databases().unwrap());
+    assert_eq!(scan.databases, [(indexa::Utf16String::from("good"), 1)]);
+    let unreadable: Vec<String> = scan.unreadable.iter().map(|e| e.to_string()).collect();
+    assert_eq!(
+        unreadable,
+        [
+            format!("UnknownError: {} is a FIFO, not a regular file, so it is not an Indexa database; it was left as it is", fifo.display()),
+            format!("UnknownError: {} is not a readable Indexa database (storage failure: file is not a database); it was left as it is", garbage.display()),
+            format!("UnknownError: {} is a symbolic link; database files must be regular files inside the data directory, so it was left as it is", link.display()),
+        ]
+    );
+}

@@ -329,6 +329,10 @@ pub async fn missing_id_column_is_unavailable(kind: Kind) {
         .await
         .unwrap_err();
     assert_eq!(err.code(), "GENERATED_KEY_UNAVAILABLE");
+    assert_eq!(
+        err.to_string(),
+        "generated key unavailable on shard db-a: the RETURNING row has no id, rowid, lastInsertId, last_row_id or insertId column; name the key column with --id-column (id_column in the Rust API)"
+    );
     assert_eq!(c.router.shard_of("def").await.unwrap(), None);
     assert_eq!(c.router.shard_of("Gadget").await.unwrap(), None);
 }
@@ -1032,6 +1036,10 @@ pub async fn multi_row_insert_checks_every_id(kind: Kind) {
     assert_eq!(err.code(), "GENERATED_KEY_COLLISION");
     assert_eq!(err.id(), Some(&int(2)));
     assert_eq!(err.row_removed(), Some(true));
+    assert_eq!(
+        err.to_string(),
+        "generated key 2 from shard db-b is already mapped to shard db-a; the statement's 2 rows were removed from db-b.auto_users"
+    );
     assert_eq!(c.user_names("db-b").await, Vec::<Value>::new());
     assert_eq!(c.router.shard_of("1").await.unwrap(), None);
     assert_eq!(
@@ -1053,6 +1061,10 @@ pub async fn multi_row_insert_checks_every_id(kind: Kind) {
         .unwrap_err();
     assert_eq!(err.code(), "GENERATED_KEY_COLLISION");
     assert_eq!(err.row_removed(), None);
+    assert_eq!(
+        err.to_string(),
+        "generated key 2 from shard db-b is already mapped to shard db-a; the statement's 2 rows stay on shard db-b, id 2 among them"
+    );
     assert_eq!(c.user_names("db-b").await, vec![s("p"), s("q")]);
     assert_eq!(c.router.shard_of("1").await.unwrap(), None);
     assert_eq!(
