@@ -64,12 +64,14 @@ fn open(path: &Path) -> Result<Connection, CliError> {
 
 /// Runs `indexa backup` with SQLite's online backup: all pages are copied in one step, inside
 /// one read transaction, so the copy is one consistent snapshot even while writers run. The
-/// copy is written to a scratch directory in DIR (see [`Scratch`]) and renamed into place in one step when complete
+/// copy is written to a scratch directory in DIR (see [`Scratch`]), given the permissions of
+/// the database's file, and renamed into place in one step when complete
 /// ([`Factory::replace_database`]); with `--replace`, once no other process has the copy
 /// already in DIR open.
 ///
 /// # Errors
-/// `NotFoundError` for a missing database; `ConstraintError` if DIR
+/// `NotFoundError` for a missing database; `InvalidAccessError` when DIR is the database's
+/// own data directory (the copy would be the database itself); `ConstraintError` if DIR
 /// already holds the database (without `--replace`); `InvalidStateError` if another process
 /// still has that copy open after the lock timeout (with `--replace`); `UnknownError` for
 /// I/O and SQLite failures.
@@ -77,6 +79,17 @@ pub fn backup(dir: &DataDir, a: &BackupArgs) -> CmdResult {
     let source = existing_file(dir, &a.db)?;
     let mut target_dir = Factory::open_dir(&a.dir)?;
     target_dir.set_lock_timeout(dir.lock_timeout());
+    if source.parent() == Some(target_dir.dir()) {
+        return Err(CliError::new(
+            "InvalidAccessError",
+            format!(
+                "{} is the data directory of database {:?}; back it up into another directory",
+                a.dir.display(),
+                a.db
+            ),
+        )
+        .into());
+    }
     let exists = || {
         CliError::new(
             "ConstraintError",
@@ -120,6 +133,15 @@ pub fn backup(dir: &DataDir, a: &BackupArgs) -> CmdResult {
             }
         }
     }
+    fs::metadata(&source)
+        .map(|m| m.permissions())
+        .and_then(|p| fs::set_permissions(&copy_path, p))
+        .map_err(|e| {
+            CliError::new(
+                "UnknownError",
+                format!("cannot copy the permissions of {}: {e}", source.display()),
+            )
+        })?;
     let target = target_dir.database_path(a.db.as_str());
     target_dir
         .replace_database(a.db.as_str(), &copy_path, a.replace)
