@@ -455,3 +455,62 @@ fn backup_replace_fails_against_a_copy_open_in_another_process() {
         .unwrap();
     assert_eq!(String::from_utf8_lossy(&got.stdout), "\"a\"\n");
 }
+
+/// Review finding 10: scratch directories a killed `restore` or `backup` left behind are
+/// removed by the next one into the directory; one a running restore uses stays.
+#[test]
+fn stale_scratch_directories_are_removed_and_live_ones_kept() {
+    let env = Env::new();
+    make_x(&env);
+    let dump = env.run(&["dump", "x"]);
+    let file = env.file("x.dump", &dump.stdout);
+    let data = env.data_dir();
+    std::fs::create_dir(data.join(".restore-stale1")).unwrap();
+    std::fs::write(data.join(".restore-stale1").join("db-x.indexa"), "partial").unwrap();
+    std::fs::create_dir(data.join(".backup-stale2")).unwrap();
+    std::fs::write(data.join(".backup-stale3"), "an old scratch file").unwrap();
+    std::fs::write(data.join("notes.txt"), "not ours").unwrap();
+    // A restore in progress, reading its dump from a pipe.
+    let mut live = Command::new(env!("CARGO_BIN_EXE_indexa"))
+        .arg("--data-dir")
+        .arg(&data)
+        .args(["restore", "live", "-"])
+        .env_remove("INDEXA_DATA_DIR")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut input = live.stdin.take().unwrap();
+    let lines: Vec<&str> = dump.stdout.lines().collect();
+    writeln!(input, "{}", lines[0]).unwrap();
+    input.flush().unwrap();
+    let before = scratch_entries(&data);
+    let mut waited = 0;
+    while scratch_entries(&data).len() == before.len() && waited < 10_000 {
+        thread::sleep(Duration::from_millis(20));
+        waited += 20;
+    }
+    let with_live = scratch_entries(&data);
+    let live_dir: Vec<String> = with_live
+        .iter()
+        .filter(|n| !before.contains(n))
+        .cloned()
+        .collect();
+    assert_eq!(live_dir.len(), 1, "{with_live:?}");
+    assert!(live_dir[0].starts_with(".restore-"), "{live_dir:?}");
+    let restored = env.run(&["restore", "y", file.to_str().unwrap()]);
+    assert_eq!((restored.stderr.as_str(), restored.code), ("", 0));
+    let mut expected = vec!["notes.txt".to_owned(), live_dir[0].clone()];
+    expected.sort();
+    assert_eq!(scratch_entries(&data), expected);
+    for line in &lines[1..] {
+        writeln!(input, "{line}").unwrap();
+    }
+    drop(input);
+    let out = live.wait_with_output().unwrap();
+    assert_eq!(String::from_utf8_lossy(&out.stderr), "");
+    assert_eq!(out.status.code(), Some(0));
+    assert_eq!(scratch_entries(&data), vec!["notes.txt".to_owned()]);
+    assert_eq!(env.run(&["list"]).stdout, "live\t1\nx\t1\ny\t1\n");
+}
