@@ -212,6 +212,8 @@ impl Records {
             return Ok(None);
         }
         if self.number == 0 && self.skip_whitespace()? == Some(b']') {
+            // An empty array.
+            self.consume(1);
             return self.close().map(|()| None);
         }
         self.buf.clear();
@@ -292,12 +294,8 @@ impl Records {
         Ok(Some((text, start)))
     }
 
-    /// After the closing `]`: only whitespace may follow.
+    /// After the closing `]` (consumed): only whitespace may follow.
     fn close(&mut self) -> Result<(), CliError> {
-        if self.number == 0 && !self.done {
-            // The `]` of an empty array has not been consumed yet.
-            self.consume(1);
-        }
         self.done = true;
         match self.skip_whitespace()? {
             None => Ok(()),

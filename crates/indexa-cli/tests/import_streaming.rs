@@ -61,6 +61,17 @@ fn a_broken_array_imports_nothing() {
             "the array is not closed (the file ends at byte 5)",
         ),
         (b"[1, 2] 3", "unexpected text after the array at byte 7"),
+        // Review finding 7: after a one-element array the byte after `]` was skipped.
+        (
+            b"[{\"id\":1}]]",
+            "unexpected text after the array at byte 10",
+        ),
+        (
+            b"[{\"id\":1}]x",
+            "unexpected text after the array at byte 10",
+        ),
+        (b"[1] ]", "unexpected text after the array at byte 4"),
+        (b"[]x", "unexpected text after the array at byte 2"),
         (b"[1, , 2]", "expected a value at byte 4"),
         (b"[1, \"x\xff\"]", "not UTF-8 text (byte 6)"),
     ] {
