@@ -535,7 +535,10 @@ fn export_file_error(a: &ImportArgs, format: Format) -> CliError {
 }
 
 /// Adds (or puts) records in `tx` until the file ends (returns `true`) or `limit` records
-/// were read (returns `false`); stops at the first failure unless skipping.
+/// were read (returns `false`); stops at the first failure unless skipping. Without
+/// `--format`, a chunk goes on past `limit` while every record read so far is
+/// `{"key":…,"value":…}`: whether the file is an `indexa export` file (refused) is known
+/// before anything is committed.
 fn load(
     tx: &Transaction,
     store: &ObjectStore<'_>,
@@ -551,7 +554,8 @@ fn load(
     let mut stderr = io::stderr().lock();
     let mut read = 0;
     let done = loop {
-        if limit.is_some_and(|n| read >= n) {
+        let undecided = a.format.is_none() && tally.all_export_shaped;
+        if limit.is_some_and(|n| read >= n) && !undecided {
             break false;
         }
         let Some(Item {
