@@ -8,7 +8,7 @@
 
 use std::fs;
 use std::io::{self, BufRead, BufReader, Write};
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 use clap::Args;
 use indexa::{
@@ -19,6 +19,7 @@ use indexa::{
 use crate::error::{CliError, CmdResult};
 use crate::open::DataDir;
 use crate::output::{JsonObject, Lines};
+use crate::scratch::Scratch;
 
 /// The dump format's version, written in the header line.
 pub const DUMP_FORMAT_VERSION: u64 = 1;
@@ -426,13 +427,15 @@ fn restore_into(
 /// Runs `indexa restore`.
 ///
 /// The dump is restored into a new database in a scratch directory inside the data
-/// directory, in one upgrade transaction; only when all of it is in is the file moved into
-/// place (replacing the old database with `--replace`). Any error leaves the data directory
-/// as it was.
+/// directory (see [`Scratch`]), in one upgrade transaction; only when all of it is in is the
+/// file renamed into place in one step ([`Factory::replace_database`]), replacing the old
+/// database with `--replace` once no other process has it open. Any error leaves the data
+/// directory as it was.
 ///
 /// # Errors
-/// `ConstraintError` if the database exists (without `--replace`); `DataError` naming the
-/// line for a malformed dump; `UnknownError` for I/O failures; engine errors (e.g.
+/// `ConstraintError` if the database exists (without `--replace`); `InvalidStateError` if
+/// another process still has it open after the lock timeout (with `--replace`); `DataError`
+/// naming the line for a malformed dump; `UnknownError` for I/O failures; engine errors (e.g.
 /// `ConstraintError` for a duplicate key).
 pub fn restore(dir: &DataDir, a: &RestoreArgs) -> CmdResult {
     let factory = dir.factory()?;
@@ -491,18 +494,7 @@ pub fn restore(dir: &DataDir, a: &RestoreArgs) -> CmdResult {
             }
         }
     };
-    let scratch = tempfile::Builder::new()
-        .prefix(".restore-")
-        .tempdir_in(dir.path())
-        .map_err(|e| {
-            CliError::new(
-                "UnknownError",
-                format!(
-                    "cannot create a scratch directory in {}: {e}",
-                    dir.path().display()
-                ),
-            )
-        })?;
+    let scratch = Scratch::new(factory.dir(), ".restore-")?;
     let restored = {
         let scratch_factory = Factory::open_dir(scratch.path())?;
         let mut outcome: Option<Result<(), CliError>> = None;
@@ -523,39 +515,17 @@ pub fn restore(dir: &DataDir, a: &RestoreArgs) -> CmdResult {
         }
         scratch_factory.database_path(&a.db)
     };
-    move_into_place(&factory, &a.db, &restored, a.replace)
-}
-
-/// Moves the restored file (and any `-wal` companion) over database `name`'s file.
-fn move_into_place(factory: &Factory, name: &str, restored: &Path, replace: bool) -> CmdResult {
-    if DataDir::version_of(factory, name)? > 0 {
-        if !replace {
-            return Err(CliError::new(
+    factory
+        .replace_database(a.db.as_str(), &restored, a.replace)
+        .map_err(|e| match e {
+            indexa::Error::Constraint(_) => CliError::new(
                 "ConstraintError",
-                format!("database {name:?} was created by another process during the restore"),
-            )
-            .into());
-        }
-        factory.delete_database(name)?;
-    }
-    let target = factory.database_path(name);
-    let io_error = |e: io::Error| {
-        CliError::new(
-            "UnknownError",
-            format!(
-                "cannot move the restored database to {}: {e}",
-                target.display()
+                format!(
+                    "database {:?} was created by another process during the restore",
+                    a.db
+                ),
             ),
-        )
-    };
-    // Closing the last connection checkpoints the WAL into the file; a WAL left behind
-    // travels with it, while the shared-memory index is rebuilt by the next open.
-    let companion = |p: &Path, suffix: &str| PathBuf::from(format!("{}{suffix}", p.display()));
-    let _ = fs::remove_file(companion(&target, "-shm"));
-    let _ = fs::remove_file(companion(&target, "-wal"));
-    if companion(restored, "-wal").exists() {
-        fs::rename(companion(restored, "-wal"), companion(&target, "-wal")).map_err(io_error)?;
-    }
-    fs::rename(restored, &target).map_err(io_error)?;
+            other => CliError::from(other),
+        })?;
     Ok(())
 }

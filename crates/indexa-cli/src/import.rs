@@ -212,6 +212,8 @@ impl Records {
             return Ok(None);
         }
         if self.number == 0 && self.skip_whitespace()? == Some(b']') {
+            // An empty array.
+            self.consume(1);
             return self.close().map(|()| None);
         }
         self.buf.clear();
@@ -292,12 +294,8 @@ impl Records {
         Ok(Some((text, start)))
     }
 
-    /// After the closing `]`: only whitespace may follow.
+    /// After the closing `]` (consumed): only whitespace may follow.
     fn close(&mut self) -> Result<(), CliError> {
-        if self.number == 0 && !self.done {
-            // The `]` of an empty array has not been consumed yet.
-            self.consume(1);
-        }
         self.done = true;
         match self.skip_whitespace()? {
             None => Ok(()),
@@ -537,7 +535,10 @@ fn export_file_error(a: &ImportArgs, format: Format) -> CliError {
 }
 
 /// Adds (or puts) records in `tx` until the file ends (returns `true`) or `limit` records
-/// were read (returns `false`); stops at the first failure unless skipping.
+/// were read (returns `false`); stops at the first failure unless skipping. Without
+/// `--format`, a chunk goes on past `limit` while every record read so far is
+/// `{"key":…,"value":…}`: whether the file is an `indexa export` file (refused) is known
+/// before anything is committed.
 fn load(
     tx: &Transaction,
     store: &ObjectStore<'_>,
@@ -553,7 +554,8 @@ fn load(
     let mut stderr = io::stderr().lock();
     let mut read = 0;
     let done = loop {
-        if limit.is_some_and(|n| read >= n) {
+        let undecided = a.format.is_none() && tally.all_export_shaped;
+        if limit.is_some_and(|n| read >= n) && !undecided {
             break false;
         }
         let Some(Item {

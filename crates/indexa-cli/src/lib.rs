@@ -17,5 +17,6 @@ pub mod open;
 pub mod output;
 pub mod query;
 pub mod schema;
+pub mod scratch;
 pub mod shell;
 pub mod table;

@@ -11,6 +11,7 @@ use rusqlite::Connection;
 
 use crate::error::{CliError, CmdResult};
 use crate::open::DataDir;
+use crate::scratch::Scratch;
 
 /// `indexa backup`: copy a live database into another data directory.
 #[derive(Debug, Clone, Args)]
@@ -63,17 +64,34 @@ fn open(path: &Path) -> Result<Connection, CliError> {
 
 /// Runs `indexa backup` with SQLite's online backup: all pages are copied in one step, inside
 /// one read transaction, so the copy is one consistent snapshot even while writers run. The
-/// copy is written to a scratch file in DIR and renamed into place when complete.
+/// copy is written to a scratch directory in DIR (see [`Scratch`]), given the permissions of
+/// the database's file, and renamed into place in one step when complete
+/// ([`Factory::replace_database`]); with `--replace`, once no other process has the copy
+/// already in DIR open.
 ///
 /// # Errors
-/// `NotFoundError` for a missing database; `ConstraintError` if DIR already holds the
-/// database (without `--replace`); `UnknownError` for I/O and SQLite failures.
+/// `NotFoundError` for a missing database; `InvalidAccessError` when DIR is the database's
+/// own data directory (the copy would be the database itself); `ConstraintError` if DIR
+/// already holds the database (without `--replace`); `InvalidStateError` if another process
+/// still has that copy open after the lock timeout (with `--replace`); `UnknownError` for
+/// I/O and SQLite failures.
 pub fn backup(dir: &DataDir, a: &BackupArgs) -> CmdResult {
     let source = existing_file(dir, &a.db)?;
-    let target_dir = Factory::open_dir(&a.dir)?;
-    let target = target_dir.database_path(&a.db);
-    if target.exists() && !a.replace {
+    let mut target_dir = Factory::open_dir(&a.dir)?;
+    target_dir.set_lock_timeout(dir.lock_timeout());
+    if source.parent() == Some(target_dir.dir()) {
         return Err(CliError::new(
+            "InvalidAccessError",
+            format!(
+                "{} is the data directory of database {:?}; back it up into another directory",
+                a.dir.display(),
+                a.db
+            ),
+        )
+        .into());
+    }
+    let exists = || {
+        CliError::new(
             "ConstraintError",
             format!(
                 "{} already holds database {:?} (backup --replace replaces it)",
@@ -81,20 +99,20 @@ pub fn backup(dir: &DataDir, a: &BackupArgs) -> CmdResult {
                 a.db
             ),
         )
-        .into());
+    };
+    if DataDir::version_of(&target_dir, &a.db)? > 0 && !a.replace {
+        return Err(exists().into());
     }
-    let scratch = tempfile::Builder::new()
-        .prefix(".backup-")
-        .tempfile_in(&a.dir)
-        .map_err(|e| {
-            CliError::new(
-                "UnknownError",
-                format!("cannot create a file in {}: {e}", a.dir.display()),
-            )
-        })?;
+    let scratch = Scratch::new(target_dir.dir(), ".backup-")?;
+    let copy_path = scratch.path().join(
+        target_dir
+            .database_path(a.db.as_str())
+            .file_name()
+            .expect("a database path ends in its file name"),
+    );
     {
         let src = open(&source)?;
-        let mut dst = open(scratch.path())?;
+        let mut dst = open(&copy_path)?;
         let copy = Backup::new(&src, &mut dst).map_err(sql("backup failed"))?;
         // All pages in one step; a busy or locked source copies nothing, so try again.
         let mut waited = 0;
@@ -115,15 +133,22 @@ pub fn backup(dir: &DataDir, a: &BackupArgs) -> CmdResult {
             }
         }
     }
-    if a.replace {
-        target_dir.delete_database(&a.db)?;
-    }
-    scratch.persist(&target).map_err(|e| {
-        CliError::new(
-            "UnknownError",
-            format!("cannot write {}: {}", target.display(), e.error),
-        )
-    })?;
+    fs::metadata(&source)
+        .map(|m| m.permissions())
+        .and_then(|p| fs::set_permissions(&copy_path, p))
+        .map_err(|e| {
+            CliError::new(
+                "UnknownError",
+                format!("cannot copy the permissions of {}: {e}", source.display()),
+            )
+        })?;
+    let target = target_dir.database_path(a.db.as_str());
+    target_dir
+        .replace_database(a.db.as_str(), &copy_path, a.replace)
+        .map_err(|e| match e {
+            indexa::Error::Constraint(_) => exists(),
+            other => CliError::from(other),
+        })?;
     let _ = writeln!(
         io::stderr().lock(),
         "backed up {} to {}",

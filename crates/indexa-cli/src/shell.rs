@@ -128,7 +128,7 @@ impl Write for Shown {
 
 /// The operations of one `.begin` … `.commit` transaction, read from the source as the
 /// batch asks for them: `.commit` and `.abort` become the protocol's commit and abort ops,
-/// the end of input aborts.
+/// which end the transaction as those ops themselves do; the end of input aborts.
 struct Transaction<'s> {
     source: &'s mut Source,
     buf: Vec<u8>,
@@ -173,7 +173,10 @@ impl BufRead for Transaction<'_> {
                         ))?;
                         continue;
                     }
-                    _ => l,
+                    _ => {
+                        self.ended = ends_transaction(&l);
+                        l
+                    }
                 },
             };
             self.buf = line.into_bytes();
@@ -186,6 +189,49 @@ impl BufRead for Transaction<'_> {
     fn consume(&mut self, n: usize) {
         self.pos += n;
     }
+}
+
+/// Whether `line` is the protocol's `commit` or `abort` op, which ends the transaction.
+fn ends_transaction(line: &str) -> bool {
+    match indexa::parse_value(line) {
+        Ok(Value::Object(members)) => members
+            .get(&indexa::Utf16String::from("op"))
+            .and_then(|op| match op {
+                Value::String(op) => op.to_string(),
+                _ => None,
+            })
+            .is_some_and(|op| op == "commit" || op == "abort"),
+        _ => false,
+    }
+}
+
+/// After an error aborted a `.begin` transaction: answers every line with an error until
+/// `.commit` (which reports that nothing was committed) or `.abort`, so no operation meant for
+/// the transaction runs on its own. Returns true when the input ended.
+fn until_ended(source: &mut Source) -> io::Result<bool> {
+    while let Some(line) = source.line("indexa!> ")? {
+        match line.trim() {
+            "" => {}
+            ".abort" => {
+                let mut out = io::stdout().lock();
+                writeln!(out, r#"{{"transaction":"aborted"}}"#)?;
+                out.flush()?;
+                return Ok(false);
+            }
+            ".commit" => {
+                print_error(&CliError::new(
+                    "AbortError",
+                    ".commit: the transaction was aborted by the error above; nothing was committed",
+                ))?;
+                return Ok(false);
+            }
+            _ => print_error(&CliError::new(
+                "InvalidStateError",
+                "the transaction was aborted; .abort to end it",
+            ))?,
+        }
+    }
+    Ok(true)
 }
 
 fn print_error(e: &CliError) -> io::Result<()> {
@@ -308,6 +354,10 @@ pub fn shell(dir: &DataDir, a: &ShellArgs) -> CmdResult {
             };
             batch::run(&factory, &a.db, &batch_args(mode), &mut tx, shown).map_err(io_error)?;
             if tx.eof {
+                break;
+            }
+            // The batch stopped reading before the transaction's end: an error aborted it.
+            if !tx.ended && until_ended(&mut source).map_err(io_error)? {
                 break;
             }
             continue;

@@ -5,7 +5,9 @@
 //! first record's top-level properties in order (or one column `value` when the first value
 //! is not an object). A string cell is the string itself; every other cell is its text form
 //! (`docs/text-form.md`), nested arrays and objects included; a property a record lacks is
-//! an empty cell.
+//! an empty cell. In a table, control characters (newlines, tabs, escape, …) are shown as
+//! JSON escapes (`\n`, `\t`, `\u001b`), so each row is one line; columns are as wide as
+//! their longest cell in characters (wide and combining characters are not measured).
 
 use std::io::Write;
 
@@ -64,6 +66,23 @@ fn key_cell(k: &Key) -> String {
         Key::String(_) => cell(&Value::from(k)),
         other => key_to_text(other),
     }
+}
+
+/// A table cell: `text` with each control character written as its JSON escape.
+fn table_cell(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    for c in text.chars() {
+        match c {
+            '\n' => out.push_str("\\n"),
+            '\r' => out.push_str("\\r"),
+            '\t' => out.push_str("\\t"),
+            '\u{8}' => out.push_str("\\b"),
+            '\u{c}' => out.push_str("\\f"),
+            c if c.is_control() => out.push_str(&format!("\\u{:04x}", u32::from(c))),
+            c => out.push(c),
+        }
+    }
+    out
 }
 
 fn csv_field(text: &str) -> String {
@@ -169,9 +188,10 @@ impl<'o, W: Write> RowWriter<'o, W> {
             OutputFormat::Table => {
                 let (header, cells) = self.cells(row);
                 if let Some(h) = header {
-                    self.table.push(h);
+                    self.table.push(h.iter().map(|c| table_cell(c)).collect());
                 }
-                self.table.push(cells);
+                self.table
+                    .push(cells.iter().map(|c| table_cell(c)).collect());
             }
         }
         Ok(())

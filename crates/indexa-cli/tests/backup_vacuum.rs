@@ -157,3 +157,52 @@ fn vacuum_shrinks_the_file_and_keeps_the_data() {
         run.stderr
     );
 }
+
+/// Review finding 9: the copy gets the database file's permissions (it was 0600, from the
+/// scratch file, whatever the database's).
+#[cfg(unix)]
+#[test]
+fn a_backup_has_the_database_files_permissions() {
+    use std::os::unix::fs::PermissionsExt;
+    let env = Env::new();
+    ok(&env, &["create-store", "db", "s"]);
+    let source = env.data_dir().join("db-db.indexa");
+    for mode in [0o644, 0o640] {
+        std::fs::set_permissions(&source, std::fs::Permissions::from_mode(mode)).unwrap();
+        let backups = env.dir.path().join(format!("b{mode:o}"));
+        ok(&env, &["backup", "db", backups.to_str().unwrap()]);
+        let copy = std::fs::metadata(backups.join("db-db.indexa")).unwrap();
+        assert_eq!(copy.permissions().mode() & 0o777, mode);
+    }
+}
+
+/// Review finding 9: a backup into the database's own data directory (however it is spelled)
+/// would replace the database with itself; it is refused and changes nothing.
+#[test]
+fn a_backup_into_the_databases_own_directory_is_refused() {
+    let env = Env::new();
+    ok(&env, &["create-store", "db", "s"]);
+    ok(&env, &["put", "db", "s", "1", "--key", "1"]);
+    let data = env.data_dir();
+    let spellings = [
+        data.clone(),
+        data.join("."),
+        env.dir.path().join("other").join("..").join("data"),
+    ];
+    std::fs::create_dir(env.dir.path().join("other")).unwrap();
+    for dir in spellings {
+        let run = env.run(&["backup", "db", dir.to_str().unwrap(), "--replace"]);
+        assert_eq!(
+            (run.stderr, run.code),
+            (
+                format!(
+                    "indexa: InvalidAccessError: {} is the data directory of database \"db\"; back it up into another directory\n",
+                    dir.display()
+                ),
+                1
+            )
+        );
+    }
+    assert_eq!(ok(&env, &["get", "db", "s", "1"]), "1\n");
+    assert_eq!(ok(&env, &["list"]), "db\t1\n");
+}

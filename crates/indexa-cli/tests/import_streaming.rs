@@ -61,6 +61,17 @@ fn a_broken_array_imports_nothing() {
             "the array is not closed (the file ends at byte 5)",
         ),
         (b"[1, 2] 3", "unexpected text after the array at byte 7"),
+        // Review finding 7: after a one-element array the byte after `]` was skipped.
+        (
+            b"[{\"id\":1}]]",
+            "unexpected text after the array at byte 10",
+        ),
+        (
+            b"[{\"id\":1}]x",
+            "unexpected text after the array at byte 10",
+        ),
+        (b"[1] ]", "unexpected text after the array at byte 4"),
+        (b"[]x", "unexpected text after the array at byte 2"),
         (b"[1, , 2]", "expected a value at byte 4"),
         (b"[1, \"x\xff\"]", "not UTF-8 text (byte 6)"),
     ] {
@@ -84,6 +95,70 @@ fn a_broken_array_imports_nothing() {
         );
         assert_eq!(ok(&env, &["list"]), "", "{text}");
     }
+}
+
+/// Review finding 8: with `--commit-every`, a file whose first chunk looks like an export file
+/// but whose later records do not is imported (the first chunk grows until the first record
+/// of another shape), and chunks are committed from there on; a file that is all export
+/// records is refused with nothing committed.
+#[test]
+fn commit_every_decides_about_export_files_before_committing() {
+    let env = Env::new();
+    let file = env.file(
+        "r.ndjson",
+        &[
+            r#"{"key":1,"value":"a"}"#,
+            r#"{"key":2,"value":"b"}"#,
+            r#"{"key":3,"value":"c"}"#,
+            r#"{"k":10}"#,
+            r#"{"k":11}"#,
+            r#"{"k":12}"#,
+            r#"{"k":{}}"#,
+        ]
+        .join("\n"),
+    );
+    let args = [
+        "import",
+        "db",
+        "s",
+        file.to_str().unwrap(),
+        "--key-path",
+        "k",
+        "--auto-increment",
+        "--commit-every",
+        "2",
+    ];
+    assert_eq!(
+        error_of(&env, &args),
+        "indexa: DataError: record 7: key path \"k\" yielded a value that is not a valid key\n"
+    );
+    // Chunks of records 1–4 and 5–6 were committed; the failing chunk was rolled back.
+    assert_eq!(
+        ok(&env, &["query", "db", "s", "--keys-only"]),
+        "{\"key\":1,\"primaryKey\":1}\n{\"key\":2,\"primaryKey\":2}\n{\"key\":3,\"primaryKey\":3}\n{\"key\":10,\"primaryKey\":10}\n{\"key\":11,\"primaryKey\":11}\n{\"key\":12,\"primaryKey\":12}\n"
+    );
+    let export = env.file(
+        "e.ndjson",
+        "{\"key\":1,\"value\":\"a\"}\n{\"key\":2,\"value\":\"b\"}\n{\"key\":3,\"value\":\"c\"}\n",
+    );
+    let shown = export.display();
+    assert_eq!(
+        error_of(
+            &env,
+            &[
+                "import",
+                "db",
+                "t",
+                export.to_str().unwrap(),
+                "--auto-increment",
+                "--commit-every",
+                "1"
+            ]
+        ),
+        format!("indexa: DataError: every record of {shown} is {{\"key\":…,\"value\":…}}, as `indexa export` writes: import it with --format export (or --format ndjson to store the records as they are)\n")
+    );
+    // No store t, no version bump.
+    assert_eq!(ok(&env, &["list"]), "db\t1\n");
 }
 
 #[test]

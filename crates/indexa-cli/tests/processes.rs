@@ -21,10 +21,16 @@ struct Batch {
 
 impl Batch {
     fn start(env: &Env, args: &[&str]) -> Batch {
+        let mut all = vec!["batch"];
+        all.extend_from_slice(args);
+        Batch::spawn(env, &all)
+    }
+
+    /// Any command that reads lines and answers each (`batch`, `shell`), in its own process.
+    fn spawn(env: &Env, args: &[&str]) -> Batch {
         let mut child = Command::new(env!("CARGO_BIN_EXE_indexa"))
             .arg("--data-dir")
             .arg(env.data_dir())
-            .arg("batch")
             .args(args)
             .env_remove("INDEXA_DATA_DIR")
             .env_remove("INDEXA_LOCK_TIMEOUT")
@@ -281,4 +287,230 @@ fn simultaneous_upgrades_from_several_processes_all_finish() {
         assert_eq!(out.status.code(), Some(0));
     }
     assert_eq!(env.run(&["list"]).stdout, "x\t1\n");
+}
+
+/// The names in the data directory other than database files (scratch directories).
+fn scratch_entries(dir: &std::path::Path) -> Vec<String> {
+    let mut names: Vec<String> = std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .filter(|n| !n.starts_with("db-"))
+        .collect();
+    names.sort();
+    names
+}
+
+/// Review finding 2: `restore --replace` against a database another process has open (a
+/// batch in a transaction) fails after the lock timeout like a drop, and leaves the database,
+/// with the other process's commit, exactly as it was.
+#[test]
+fn restore_replace_fails_against_a_batch_open_in_another_process() {
+    let env = Env::new();
+    make_x(&env);
+    let dump = env.run(&["dump", "x"]);
+    let file = env.file("x.dump", &dump.stdout);
+    let mut batch = Batch::start(&env, &["x"]);
+    assert_eq!(
+        batch.send(r#"{"op":"put","store":"s","value":"b","key":2}"#),
+        r#"{"result":2}"#
+    );
+    let restored = env.run(&[
+        "--lock-timeout",
+        "0.2",
+        "restore",
+        "x",
+        file.to_str().unwrap(),
+        "--replace",
+    ]);
+    assert_eq!(
+        (restored.stderr.as_str(), restored.code),
+        (
+            "indexa: InvalidStateError: database \"x\" is open in another process; close it there first (waited 200 ms)\n",
+            1
+        )
+    );
+    assert_eq!(
+        batch.commit(),
+        (r#"{"result":null}"#.to_owned(), COMMITTED.to_owned())
+    );
+    assert_eq!(batch.finish(), (vec![], 0));
+    assert_eq!(
+        env.run(&["export", "x", "s"]).lines(),
+        vec![r#"{"key":1,"value":"a"}"#, r#"{"key":2,"value":"b"}"#]
+    );
+    assert_eq!(scratch_entries(&env.data_dir()), Vec::<String>::new());
+}
+
+/// Review finding 2: a shell that wrote to the database before a `restore --replace` writes
+/// to the restored database afterwards (never to the replaced file), and a restore waits for
+/// a shell's open transaction (`.begin`) to end before it replaces the database.
+#[test]
+fn a_shell_writes_to_the_restored_database_after_restore_replace() {
+    let env = Env::new();
+    make_x(&env);
+    let dump = env.run(&["dump", "x"]);
+    let file = env.file("x.dump", &dump.stdout);
+    let mut shell = Batch::spawn(&env, &["shell", "x"]);
+    assert_eq!(
+        shell.send(r#"{"op":"put","store":"s","value":"b","key":2}"#),
+        r#"{"result":2}"#
+    );
+    let restored = env.run(&["restore", "x", file.to_str().unwrap(), "--replace"]);
+    assert_eq!((restored.stderr.as_str(), restored.code), ("", 0));
+    assert_eq!(
+        shell.send(r#"{"op":"put","store":"s","value":"c","key":3}"#),
+        r#"{"result":3}"#
+    );
+    // A transaction open in the shell holds the database: the restore waits for it.
+    let input = shell.input.as_mut().unwrap();
+    writeln!(input, ".begin").unwrap();
+    assert_eq!(
+        shell.send(r#"{"op":"put","store":"s","value":"d","key":4}"#),
+        r#"{"result":4}"#
+    );
+    let mut restore = Command::new(env!("CARGO_BIN_EXE_indexa"))
+        .arg("--data-dir")
+        .arg(env.data_dir())
+        .args(["--lock-timeout", "60", "restore", "x"])
+        .arg(&file)
+        .arg("--replace")
+        .env_remove("INDEXA_DATA_DIR")
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    thread::sleep(Duration::from_millis(300));
+    assert!(
+        restore.try_wait().unwrap().is_none(),
+        "the restore replaced the database while the shell had a transaction open"
+    );
+    assert_eq!(shell.send(".commit"), r#"{"result":null}"#);
+    let mut line = String::new();
+    shell.output.read_line(&mut line).unwrap();
+    assert_eq!(line.trim_end(), COMMITTED);
+    let out = restore.wait_with_output().unwrap();
+    assert_eq!(String::from_utf8_lossy(&out.stderr), "");
+    assert_eq!(out.status.code(), Some(0));
+    assert_eq!(
+        shell.send(r#"{"op":"put","store":"s","value":"e","key":5}"#),
+        r#"{"result":5}"#
+    );
+    assert_eq!(shell.finish(), (vec![], 0));
+    assert_eq!(
+        env.run(&["export", "x", "s"]).lines(),
+        vec![r#"{"key":1,"value":"a"}"#, r#"{"key":5,"value":"e"}"#]
+    );
+}
+
+/// Review finding 2: `backup --replace` over a copy another process has open fails after
+/// the lock timeout and leaves that copy as it was.
+#[test]
+fn backup_replace_fails_against_a_copy_open_in_another_process() {
+    let env = Env::new();
+    make_x(&env);
+    let backups = env.dir.path().join("b");
+    let b = backups.to_str().unwrap();
+    assert_eq!(env.run(&["backup", "x", b]).code, 0);
+    env.expect_batch(
+        "x",
+        &[],
+        &script(&[r#"{"op":"put","store":"s","value":"new","key":1}"#]),
+        &[r#"{"result":1}"#, COMMITTED],
+        0,
+    );
+    let mut batch = Command::new(env!("CARGO_BIN_EXE_indexa"))
+        .arg("--data-dir")
+        .arg(&backups)
+        .args(["batch", "x"])
+        .env_remove("INDEXA_DATA_DIR")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut input = batch.stdin.take().unwrap();
+    let mut output = BufReader::new(batch.stdout.take().unwrap());
+    writeln!(input, r#"{{"op":"get","store":"s","query":1}}"#).unwrap();
+    input.flush().unwrap();
+    let mut line = String::new();
+    output.read_line(&mut line).unwrap();
+    assert_eq!(line, "{\"result\":\"a\"}\n");
+    let replaced = env.run(&["--lock-timeout", "0.2", "backup", "x", b, "--replace"]);
+    assert_eq!(
+        (replaced.stderr.as_str(), replaced.code),
+        (
+            "indexa: InvalidStateError: database \"x\" is open in another process; close it there first (waited 200 ms)\n",
+            1
+        )
+    );
+    drop(input);
+    assert_eq!(batch.wait().unwrap().code(), Some(0));
+    assert_eq!(scratch_entries(&backups), Vec::<String>::new());
+    let got = Command::new(env!("CARGO_BIN_EXE_indexa"))
+        .arg("--data-dir")
+        .arg(&backups)
+        .args(["get", "x", "s", "1"])
+        .env_remove("INDEXA_DATA_DIR")
+        .output()
+        .unwrap();
+    assert_eq!(String::from_utf8_lossy(&got.stdout), "\"a\"\n");
+}
+
+/// Review finding 10: scratch directories a killed `restore` or `backup` left behind are
+/// removed by the next one into the directory; one a running restore uses stays.
+#[test]
+fn stale_scratch_directories_are_removed_and_live_ones_kept() {
+    let env = Env::new();
+    make_x(&env);
+    let dump = env.run(&["dump", "x"]);
+    let file = env.file("x.dump", &dump.stdout);
+    let data = env.data_dir();
+    std::fs::create_dir(data.join(".restore-stale1")).unwrap();
+    std::fs::write(data.join(".restore-stale1").join("db-x.indexa"), "partial").unwrap();
+    std::fs::create_dir(data.join(".backup-stale2")).unwrap();
+    std::fs::write(data.join(".backup-stale3"), "an old scratch file").unwrap();
+    std::fs::write(data.join("notes.txt"), "not ours").unwrap();
+    // A restore in progress, reading its dump from a pipe.
+    let mut live = Command::new(env!("CARGO_BIN_EXE_indexa"))
+        .arg("--data-dir")
+        .arg(&data)
+        .args(["restore", "live", "-"])
+        .env_remove("INDEXA_DATA_DIR")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut input = live.stdin.take().unwrap();
+    let lines: Vec<&str> = dump.stdout.lines().collect();
+    writeln!(input, "{}", lines[0]).unwrap();
+    input.flush().unwrap();
+    let before = scratch_entries(&data);
+    let mut waited = 0;
+    while scratch_entries(&data).len() == before.len() && waited < 10_000 {
+        thread::sleep(Duration::from_millis(20));
+        waited += 20;
+    }
+    let with_live = scratch_entries(&data);
+    let live_dir: Vec<String> = with_live
+        .iter()
+        .filter(|n| !before.contains(n))
+        .cloned()
+        .collect();
+    assert_eq!(live_dir.len(), 1, "{with_live:?}");
+    assert!(live_dir[0].starts_with(".restore-"), "{live_dir:?}");
+    let restored = env.run(&["restore", "y", file.to_str().unwrap()]);
+    assert_eq!((restored.stderr.as_str(), restored.code), ("", 0));
+    let mut expected = vec!["notes.txt".to_owned(), live_dir[0].clone()];
+    expected.sort();
+    assert_eq!(scratch_entries(&data), expected);
+    for line in &lines[1..] {
+        writeln!(input, "{line}").unwrap();
+    }
+    drop(input);
+    let out = live.wait_with_output().unwrap();
+    assert_eq!(String::from_utf8_lossy(&out.stderr), "");
+    assert_eq!(out.status.code(), Some(0));
+    assert_eq!(scratch_entries(&data), vec!["notes.txt".to_owned()]);
+    assert_eq!(env.run(&["list"]).stdout, "live\t1\nx\t1\ny\t1\n");
 }

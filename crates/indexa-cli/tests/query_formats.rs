@@ -155,6 +155,36 @@ fn table_is_aligned() {
     );
 }
 
+/// Review finding 11: control characters in cells and column names are shown as JSON escapes,
+/// so every row of a table is one line; widths count characters of the escaped text.
+#[test]
+fn table_cells_escape_control_characters() {
+    let env = Env::new();
+    let file = env.file(
+        "c.json",
+        r#"[{"id":1,"a\nb":"two\nlines","t":"tab\there"},{"id":2,"a\nb":"esc\u001b[31m red\r","t":"back\\slash \b\f\u007f\u0085"}]"#,
+    );
+    let run = env.run(&[
+        "import",
+        "db",
+        "c",
+        file.to_str().unwrap(),
+        "--key-path",
+        "id",
+    ]);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    assert_eq!(
+        ok(
+            &env,
+            &["query", "db", "c", "--format", "table", "--values-only"]
+        ),
+        "id  a\\nb                 t\n\
+         --  -------------------  ---------------------------\n\
+         1   two\\nlines           tab\\there\n\
+         2   esc\\u001b[31m red\\r  back\\slash \\b\\f\\u007f\\u0085\n"
+    );
+}
+
 #[test]
 fn bad_input() {
     let env = Env::new();

@@ -66,6 +66,7 @@ fn begin_and_commit_share_one_transaction_and_abort_undoes_it() {
             ".commit",
             ".begin readonly",
             r#"{"op":"put","store":"s","value":"c","key":3}"#,
+            ".abort",
             ".count s",
             ".begin",
             r#"{"op":"put","store":"s","value":"d","key":4}"#,
@@ -87,6 +88,8 @@ fn begin_and_commit_share_one_transaction_and_abort_undoes_it() {
             r#"{"error":{"name":"InvalidStateError","message":".commit: no transaction was begun (.begin)"}}"#,
             r#"{"error":{"name":"ReadOnlyError","message":"the transaction is readonly"}}"#,
             r#"{"transaction":"aborted"}"#,
+            // `.abort` ends the transaction the error aborted.
+            r#"{"transaction":"aborted"}"#,
             "1",
             // The input ends inside a transaction: it is aborted.
             r#"{"result":4}"#,
@@ -96,6 +99,66 @@ fn begin_and_commit_share_one_transaction_and_abort_undoes_it() {
     );
     let get = env.run(&["query", "db", "s", "--keys-only"]);
     assert_eq!(get.stdout, "{\"key\":1,\"primaryKey\":1}\n");
+}
+
+/// Review finding 3: after an error inside `.begin` (here NotFoundError, and ReadOnlyError in
+/// `.begin readonly`), the following lines are answered with an error instead of running one
+/// by one, until `.commit` (AbortError: nothing was committed) or `.abort`; the protocol's
+/// `commit` and `abort` ops end the transaction like `.commit` and `.abort`.
+#[test]
+fn after_an_error_inside_begin_nothing_runs_until_commit_or_abort() {
+    let env = Env::new();
+    setup(&env);
+    let run = env.run_with_input(
+        &["shell", "db"],
+        &script(&[
+            ".begin",
+            r#"{"op":"put","store":"s","value":"a","key":1}"#,
+            r#"{"op":"put","store":"nope","value":"x","key":9}"#,
+            r#"{"op":"put","store":"s","value":"b","key":2}"#,
+            ".count s",
+            ".commit",
+            r#"{"op":"put","store":"s","value":"c","key":3}"#,
+            ".begin readonly",
+            r#"{"op":"put","store":"s","value":"d","key":4}"#,
+            r#"{"op":"put","store":"s","value":"e","key":5}"#,
+            ".abort",
+            ".begin",
+            r#"{"op":"put","store":"s","value":"f","key":6}"#,
+            r#"{"op":"commit"}"#,
+            r#"{"op":"put","store":"s","value":"g","key":7}"#,
+            ".begin",
+            r#"{"op":"put","store":"s","value":"h","key":8}"#,
+            r#"{"op":"abort"}"#,
+            r#"{"op":"getAllKeys","store":"s"}"#,
+        ]),
+    );
+    assert_eq!((run.stderr.as_str(), run.code), ("", 0));
+    let aborted_state = r#"{"error":{"name":"InvalidStateError","message":"the transaction was aborted; .abort to end it"}}"#;
+    assert_eq!(
+        run.lines(),
+        [
+            r#"{"result":1}"#,
+            r#"{"error":{"name":"NotFoundError","message":"no object store named \"nope\""}}"#,
+            r#"{"transaction":"aborted"}"#,
+            aborted_state,
+            aborted_state,
+            r#"{"error":{"name":"AbortError","message":".commit: the transaction was aborted by the error above; nothing was committed"}}"#,
+            r#"{"result":3}"#,
+            r#"{"error":{"name":"ReadOnlyError","message":"the transaction is readonly"}}"#,
+            r#"{"transaction":"aborted"}"#,
+            aborted_state,
+            r#"{"transaction":"aborted"}"#,
+            r#"{"result":6}"#,
+            r#"{"result":null}"#,
+            r#"{"transaction":"committed"}"#,
+            r#"{"result":7}"#,
+            r#"{"result":8}"#,
+            r#"{"result":null}"#,
+            r#"{"transaction":"aborted"}"#,
+            r#"{"result":[3,6,7]}"#,
+        ]
+    );
 }
 
 #[test]

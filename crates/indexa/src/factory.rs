@@ -665,6 +665,112 @@ impl Factory {
         }
     }
 
+    /// Puts the database in the file `from` (a closed Indexa database named `name`, in the
+    /// data directory's file system, e.g. in a scratch directory inside it) in place as
+    /// database `name`, and returns the version of the database it replaced (0 when there was
+    /// none). Used by restores and backups, which build the new database aside first.
+    ///
+    /// Like [`Factory::delete_database`], it first waits until no other process (nor another
+    /// factory of this process) has database `name` open, and keeps them out until the new
+    /// file is in place; this factory's connections to the old database fail from then on with
+    /// [`Error::InvalidState`]. The old database's write-ahead log is checkpointed into its
+    /// file, then `from` is renamed over it in one step: a failure at any point leaves the old
+    /// database as it was, and no process ever writes to a file that is no longer there.
+    ///
+    /// # Errors
+    /// - [`Error::Constraint`] when database `name` exists and `replace` is false.
+    /// - [`Error::InvalidState`] when another process still has the database open after the
+    ///   lock timeout, or the calling thread runs a readwrite transaction on it.
+    /// - [`Error::Unknown`] when `from` is not a closed Indexa database named `name`, when the
+    ///   file under `name` is not an Indexa database of that name (it is left alone), or when
+    ///   a file operation fails.
+    pub fn replace_database(
+        &self,
+        name: impl Into<Utf16String>,
+        from: &Path,
+        replace: bool,
+    ) -> Result<u64> {
+        let name = &name.into();
+        let path = self.path_for(name);
+        database_file_exists(&path)?;
+        match storage::peek_database_file(from) {
+            Ok(Some(row)) if row.name == *name && row.version > 0 => {}
+            _ => {
+                return Err(Error::Unknown(format!(
+                    "{} is not an Indexa database named {name:?}",
+                    from.display()
+                )))
+            }
+        }
+        if has_content(&companion(from, "-wal"))? {
+            return Err(Error::Unknown(format!(
+                "{} still has a write-ahead log; close it first",
+                from.display()
+            )));
+        }
+        let shared = lock(&self.open).get(name).cloned();
+        let connection_lock = ConnectionLock::for_database(&path);
+        let owner = shared.as_ref().map_or_else(Owner::new, |s| s.owner());
+        let _exclusive =
+            connection_lock.exclusive(owner, &name.to_string_lossy(), self.lock_timeout)?;
+        // The lock may have created an empty file, which holds no database.
+        let old = if has_content(&path)? {
+            match storage::peek_database_file(&path) {
+                Ok(Some(row)) if row.name == *name => row.version,
+                _ => return Err(not_a_database(&path, "it is not this database's file")),
+            }
+        } else {
+            0
+        };
+        if old > 0 && !replace {
+            return Err(Error::Constraint(format!(
+                "database {name:?} already exists"
+            )));
+        }
+        if let Some(s) = shared {
+            s.mark_deleted()?;
+            let mut open = lock(&self.open);
+            if open.get(name).is_some_and(|o| Arc::ptr_eq(o, &s)) {
+                open.remove(name);
+            }
+        }
+        if old > 0 {
+            // Nothing else has the file open: move its log into it, so no log of the old
+            // database is left beside the new file.
+            let conn = storage::open_connection(&path)?;
+            conn.execute_batch("PRAGMA wal_checkpoint(TRUNCATE)")
+                .map_err(storage::sql_error)?;
+            drop(conn);
+            if has_content(&companion(&path, "-wal"))? {
+                return Err(Error::Unknown(format!(
+                    "cannot checkpoint the write-ahead log of {}; the database was left as it is",
+                    path.display()
+                )));
+            }
+        }
+        let io = |what: &str, p: &Path, e: std::io::Error| {
+            Error::Unknown(format!("cannot {what} {}: {e}", p.display()))
+        };
+        fs::File::open(from)
+            .and_then(|f| f.sync_all())
+            .map_err(|e| io("write", from, e))?;
+        fs::rename(from, &path).map_err(|e| io("move the new database to", &path, e))?;
+        for suffix in COMPANIONS {
+            let p = companion(&path, suffix);
+            match fs::remove_file(&p) {
+                Ok(()) => {}
+                Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+                Err(e) => return Err(io("remove", &p, e)),
+            }
+        }
+        #[cfg(unix)]
+        fs::File::open(&self.dir)
+            .and_then(|d| d.sync_all())
+            .map_err(|e| io("write", &self.dir, e))?;
+        connection_lock.detach();
+        Ok(old)
+    }
+
     /// Removes an open database's files, once no other process has it open.
     fn remove(&self, name: &Utf16String, shared: &Arc<DatabaseShared>) -> Result<()> {
         let _exclusive = shared.exclusive()?;
@@ -682,6 +788,25 @@ fn not_a_database(path: &Path, why: &str) -> Error {
         "{} is not an Indexa database ({why}); it was left as it is",
         path.display()
     ))
+}
+
+/// The companion file of `path` with `suffix` (`-wal`, `-shm`, `-journal`).
+fn companion(path: &Path, suffix: &str) -> PathBuf {
+    let mut p = path.as_os_str().to_owned();
+    p.push(suffix);
+    PathBuf::from(p)
+}
+
+/// Whether a file is at `path` and is not empty.
+fn has_content(path: &Path) -> Result<bool> {
+    match fs::symlink_metadata(path) {
+        Ok(meta) => Ok(meta.len() > 0),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(false),
+        Err(e) => Err(Error::Unknown(format!(
+            "cannot examine {}: {e}",
+            path.display()
+        ))),
+    }
 }
 
 /// Removes a database file with its WAL and shared-memory files.
@@ -729,6 +854,81 @@ mod tests {
         let mut long_other = long_lone.clone();
         long_other[99] = 0xFFFD;
         assert_ne!(units(&long_lone), units(&long_other));
+    }
+
+    /// A database at version 1 named `name` in `dir` with store `s` holding 1 → `value`.
+    fn make(dir: &Path, name: &str, value: &str) -> PathBuf {
+        let f = Factory::open_dir(dir).unwrap();
+        let db = f
+            .open(name, Some(1), |tx, _, _| {
+                let s = tx.create_object_store("s", None, false)?;
+                s.put(crate::Value::from(value), Some(crate::Key::Number(1.0)))?;
+                Ok(())
+            })
+            .unwrap();
+        db.close();
+        f.database_path(name)
+    }
+
+    fn value_of(f: &Factory, name: &str) -> Option<crate::Value> {
+        let db = f.open(name, None, |_, _, _| Ok(())).unwrap();
+        let tx = db.transaction(&["s"], TransactionMode::ReadOnly).unwrap();
+        let v = tx
+            .object_store("s")
+            .unwrap()
+            .get(crate::Key::Number(1.0))
+            .unwrap();
+        tx.commit().unwrap();
+        db.close();
+        v
+    }
+
+    /// `replace_database` waits for other factories' (and processes') connections like a
+    /// deletion, refuses a file that is not the named database, and leaves the old database
+    /// as it was whenever it fails; once it succeeds every factory reads the new database.
+    #[test]
+    fn replace_database_is_excluded_by_open_connections_and_atomic() {
+        let dir = tempfile::tempdir().unwrap();
+        let data = dir.path().join("data");
+        make(&data, "x", "old");
+        let from = make(&dir.path().join("new"), "x", "new");
+        let other = make(&dir.path().join("other"), "y", "other");
+        let first = Factory::open_dir(&data).unwrap();
+        let db = first.open("x", None, |_, _, _| Ok(())).unwrap();
+        let mut second = Factory::open_dir(&data).unwrap();
+        second.set_lock_timeout(Duration::from_millis(100));
+        let err = second.replace_database("x", &from, true).unwrap_err();
+        assert_eq!(
+            (err.name(), err.message()),
+            (
+                "InvalidStateError",
+                "database \"x\" is open through another factory of this process; close it there first (waited 100 ms)"
+            )
+        );
+        db.close();
+        let err = second.replace_database("x", &other, true).unwrap_err();
+        assert_eq!(
+            (err.name(), err.message()),
+            (
+                "UnknownError",
+                format!("{} is not an Indexa database named \"x\"", other.display()).as_str()
+            )
+        );
+        let err = second.replace_database("x", &from, false).unwrap_err();
+        assert_eq!(
+            (err.name(), err.message()),
+            ("ConstraintError", "database \"x\" already exists")
+        );
+        assert_eq!(value_of(&first, "x"), Some(crate::Value::from("old")));
+        assert!(from.exists());
+        assert_eq!(second.replace_database("x", &from, true).unwrap(), 1);
+        assert!(!from.exists());
+        assert_eq!(value_of(&first, "x"), Some(crate::Value::from("new")));
+        assert_eq!(value_of(&second, "x"), Some(crate::Value::from("new")));
+        // A database that did not exist is put in place too.
+        let z = make(&dir.path().join("z"), "z", "zed");
+        assert_eq!(second.replace_database("z", &z, false).unwrap(), 0);
+        assert_eq!(value_of(&first, "z"), Some(crate::Value::from("zed")));
     }
 
     /// Another factory's connection in this process blocks a deletion or an upgrade like
