@@ -95,11 +95,8 @@ pub(crate) fn open_connection(path: &Path) -> Result<Connection> {
     .sql()?;
     refuse_foreign_file(&conn)?;
     conn.set_prepared_statement_cache_capacity(128);
-    conn.busy_timeout(std::time::Duration::from_secs(30))
-        .sql()?;
-    let mode: String = conn
-        .query_row("PRAGMA journal_mode=WAL", [], |r| r.get(0))
-        .sql()?;
+    conn.busy_timeout(BUSY_TIMEOUT).sql()?;
+    let mode = switch_to_wal(&conn)?;
     if !mode.eq_ignore_ascii_case("wal") {
         return Err(Error::Unknown(format!(
             "could not switch the database file to WAL mode (got {mode})"
@@ -109,6 +106,30 @@ pub(crate) fn open_connection(path: &Path) -> Result<Connection> {
         .sql()?;
     Ok(conn)
 }
+
+/// Sets the WAL journal mode and returns the mode now in force. Switching a new file reads
+/// it and then upgrades to a write, which SQLite does without its busy handler: when another
+/// process switches or creates the same file at that moment, the switch is retried for up to
+/// the busy timeout instead of failing with "database is locked".
+fn switch_to_wal(conn: &Connection) -> Result<String> {
+    let started = std::time::Instant::now();
+    let mut pause = std::time::Duration::from_millis(1);
+    loop {
+        match conn.query_row("PRAGMA journal_mode=WAL", [], |r| r.get(0)) {
+            Err(rusqlite::Error::SqliteFailure(e, _))
+                if e.code == rusqlite::ErrorCode::DatabaseBusy
+                    && started.elapsed() < BUSY_TIMEOUT =>
+            {
+                std::thread::sleep(pause);
+                pause = (pause * 2).min(std::time::Duration::from_millis(50));
+            }
+            other => return other.sql(),
+        }
+    }
+}
+
+/// How long a connection waits for another's lock (SQLite's busy timeout).
+const BUSY_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(30);
 
 /// Fails for a SQLite file that holds tables but not Indexa's, before anything (even the
 /// journal mode) is changed in it.
@@ -1177,6 +1198,27 @@ pub(crate) fn peek_database_file(path: &Path) -> Result<Option<DatabaseRow>> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Processes creating one database at once race to switch the new file to WAL; one that
+    /// finds another's write lock must wait for it, not fail with "database is locked"
+    /// (SQLite's switch reads, then upgrades to a write without its busy handler).
+    #[test]
+    fn switching_a_new_file_to_wal_waits_for_another_writer() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("db-x.indexa");
+        let other = Connection::open(&path).unwrap();
+        other.execute_batch("BEGIN IMMEDIATE").unwrap();
+        let release = std::thread::spawn(move || {
+            std::thread::sleep(std::time::Duration::from_millis(300));
+            other.execute_batch("COMMIT").unwrap();
+        });
+        let conn = open_connection(&path).unwrap();
+        release.join().unwrap();
+        let mode: String = conn
+            .query_row("PRAGMA journal_mode", [], |r| r.get(0))
+            .unwrap();
+        assert_eq!(mode, "wal");
+    }
 
     /// SQLite's plan for a statement, one detail line per step.
     fn plan(conn: &Connection, sql: &str, params: &[SqlValue]) -> Vec<String> {
