@@ -8,9 +8,9 @@ use indexa::{
     MAX_GENERATED_KEY,
 };
 
-use crate::error::{CliError, CmdResult, Failure};
+use crate::error::{CmdResult, Failure};
 use crate::open::DataDir;
-use crate::output::{object, JsonObject, Lines};
+use crate::output::{number, object, JsonObject, Lines};
 use crate::query::StoreArgs;
 
 /// `indexa info`: describe one database.
@@ -39,11 +39,6 @@ pub struct DropArgs {
     /// Succeed quietly when the database does not exist.
     #[arg(long)]
     pub if_exists: bool,
-}
-
-fn number(n: u64) -> Value {
-    // Counts and versions stay far below 2^53, where f64 is exact.
-    Value::Number(n as f64)
 }
 
 /// Runs `indexa info`.
@@ -240,15 +235,7 @@ pub fn drop_database(dir: &DataDir, a: &DropArgs) -> CmdResult {
         None => 0,
     };
     if version == 0 && !a.if_exists {
-        return Err(CliError::new(
-            "NotFoundError",
-            format!(
-                "database {:?} does not exist in {}",
-                a.db,
-                dir.path().display()
-            ),
-        )
-        .into());
+        return Err(dir.missing(&a.db).into());
     }
     Ok(())
 }

@@ -18,7 +18,7 @@ use indexa::{
 
 use crate::error::{CliError, CmdResult};
 use crate::open::DataDir;
-use crate::output::{JsonObject, Lines};
+use crate::output::{number, JsonObject, Lines};
 use crate::scratch::Scratch;
 
 /// The dump format's version, written in the header line.
@@ -41,11 +41,6 @@ pub struct RestoreArgs {
     /// Replace the database if it exists (only once the whole dump has been restored).
     #[arg(long)]
     pub replace: bool,
-}
-
-fn number(n: u64) -> Value {
-    // Versions, counts and current numbers up to 2^53 are exact as f64.
-    Value::Number(n as f64)
 }
 
 /// Runs `indexa dump`: one readonly transaction over every store, so the dump is one

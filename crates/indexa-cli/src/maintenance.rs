@@ -39,15 +39,7 @@ fn sql(what: &str) -> impl Fn(rusqlite::Error) -> CliError + '_ {
 
 /// The file of database `name`, which must exist.
 fn existing_file(dir: &DataDir, name: &str) -> Result<PathBuf, CliError> {
-    let missing = || {
-        CliError::new(
-            "NotFoundError",
-            format!(
-                "database {name:?} does not exist in {}",
-                dir.path().display()
-            ),
-        )
-    };
+    let missing = || dir.missing(name);
     let factory = dir.existing_factory()?.ok_or_else(missing)?;
     if DataDir::version_of(&factory, name)? == 0 {
         return Err(missing());

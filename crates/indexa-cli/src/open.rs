@@ -80,21 +80,24 @@ impl DataDir {
         Ok(factory.version(name)?)
     }
 
+    /// The `NotFoundError` for database `name`, which is not in this data directory.
+    pub fn missing(&self, name: &str) -> CliError {
+        CliError::new(
+            "NotFoundError",
+            format!(
+                "database {name:?} does not exist in {}",
+                self.path.display()
+            ),
+        )
+    }
+
     /// Opens database `name`, which must exist; never creates one.
     ///
     /// # Errors
     /// `NotFoundError` when there is no such database; `UnknownError` when the file under its
     /// name is not a usable Indexa database; engine errors otherwise.
     pub fn open_existing(&self, name: &str) -> Result<Database, CliError> {
-        let missing = || {
-            CliError::new(
-                "NotFoundError",
-                format!(
-                    "database {name:?} does not exist in {}",
-                    self.path.display()
-                ),
-            )
-        };
+        let missing = || self.missing(name);
         let factory = self.existing_factory()?.ok_or_else(missing)?;
         if DataDir::version_of(&factory, name)? == 0 {
             return Err(missing());

@@ -119,6 +119,12 @@ impl JsonObject {
     }
 }
 
+/// A count, version or key generator's current number as a number value (exact: these stay
+/// at or below 2^53, where `f64` holds every integer).
+pub fn number(n: u64) -> Value {
+    Value::Number(n as f64)
+}
+
 /// An object value from `(name, value)` pairs, for building structured output.
 pub fn object(members: Vec<(&str, Value)>) -> Value {
     let mut map = Object::default();
