@@ -12,7 +12,7 @@ use std::time::Duration;
 use crate::connection_lock::{ConnectionLock, Owner};
 use crate::database::{Database, DatabaseShared};
 use crate::error::{Error, Result};
-use crate::storage;
+use crate::storage::{self, FileContents};
 use crate::transaction::{Durability, Transaction, TransactionMode};
 use crate::utf16::Utf16String;
 
@@ -387,14 +387,16 @@ impl Factory {
             // SQLite makes an empty file a new database when it opens it.
             return Ok(0);
         }
-        match storage::peek_database_file(&path) {
-            Ok(Some(row)) if row.name == *name => Ok(row.version),
-            Ok(Some(row)) => Err(Error::Unknown(format!(
+        match storage::peek_file_contents(&path) {
+            Ok(FileContents::Database(row)) if row.name == *name => Ok(row.version),
+            Ok(FileContents::Database(row)) => Err(Error::Unknown(format!(
                 "database file {} belongs to database {:?}, not {name:?}",
                 path.display(),
                 row.name
             ))),
-            Ok(None) => Err(not_a_database(&path, "it holds no Indexa tables")),
+            // Another connection is creating the database (its tables are not committed yet).
+            Ok(FileContents::NoTable) => Ok(0),
+            Ok(FileContents::Foreign) => Err(not_a_database(&path, "it holds no Indexa tables")),
             Err(e) => Err(not_a_database(&path, e.message())),
         }
     }

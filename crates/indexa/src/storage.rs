@@ -1184,6 +1184,48 @@ pub(crate) fn first_entry_with_key(
 /// Reads the name and version stored in a database file without creating or changing
 /// anything; `None` when the file is not an Indexa database.
 pub(crate) fn peek_database_file(path: &Path) -> Result<Option<DatabaseRow>> {
+    read_database_row(&open_read_only(path)?)
+}
+
+/// What a SQLite file under a database's name holds, read in one snapshot.
+pub(crate) enum FileContents {
+    /// An Indexa database.
+    Database(DatabaseRow),
+    /// No table at all: a database that another connection is creating looks so until its
+    /// tables and database row are committed together.
+    NoTable,
+    /// Tables, but not Indexa's.
+    Foreign,
+}
+
+/// Reads what the SQLite file at `path` holds, without changing it.
+pub(crate) fn peek_file_contents(path: &Path) -> Result<FileContents> {
+    let conn = open_read_only(path)?;
+    // One read transaction, so the database row and the table count are of one snapshot.
+    conn.execute_batch("BEGIN").sql()?;
+    let contents = match read_database_row(&conn)? {
+        Some(row) => FileContents::Database(row),
+        None => {
+            let tables: i64 = conn
+                .query_row(
+                    "SELECT COUNT(*) FROM sqlite_master WHERE type = 'table'",
+                    [],
+                    |r| r.get(0),
+                )
+                .sql()?;
+            if tables == 0 {
+                FileContents::NoTable
+            } else {
+                FileContents::Foreign
+            }
+        }
+    };
+    conn.execute_batch("COMMIT").sql()?;
+    Ok(contents)
+}
+
+/// A read-only connection to the file at `path`, for a look before it is opened for real.
+fn open_read_only(path: &Path) -> Result<Connection> {
     let conn = Connection::open_with_flags(
         path,
         OpenFlags::SQLITE_OPEN_READ_ONLY
@@ -1192,7 +1234,7 @@ pub(crate) fn peek_database_file(path: &Path) -> Result<Option<DatabaseRow>> {
     )
     .sql()?;
     conn.busy_timeout(std::time::Duration::from_secs(5)).sql()?;
-    read_database_row(&conn)
+    Ok(conn)
 }
 
 #[cfg(test)]

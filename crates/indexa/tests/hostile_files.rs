@@ -226,6 +226,16 @@ fn a_damaged_database_never_looks_absent() {
     // An empty file is still a new database, and a missing one is at version 0.
     std::fs::write(file(dir.path(), "e"), b"").unwrap();
     assert_eq!(factory.version("e").unwrap(), 0);
+    // So is a SQLite file with no table at all: another connection creating the database
+    // has switched it to WAL and not yet committed its tables.
+    let creating = file(dir.path(), "c");
+    let mode: String = rusqlite::Connection::open(&creating)
+        .unwrap()
+        .query_row("PRAGMA journal_mode=WAL", [], |r| r.get(0))
+        .unwrap();
+    assert_eq!(mode, "wal");
+    assert!(std::fs::metadata(&creating).unwrap().len() > 0);
+    assert_eq!(factory.version("c").unwrap(), 0);
     assert_eq!(factory.version("missing").unwrap(), 0);
 }
 
