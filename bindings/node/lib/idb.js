@@ -4,7 +4,8 @@
 const fs = require('node:fs');
 const native = require('./native.js');
 const { rethrow, named } = require('./errors.js');
-const { IDBEvent, IDBVersionChangeEvent, IDBEventTarget, defineHandlers, dispatch } = require('./events.js');
+const { IDBEvent, IDBVersionChangeEvent, defineEventTarget, initEventTarget, defineHandlers, dispatch } = require('./events.js');
+const { defineInterface } = require('./webidl.js');
 const { IDBKeyRange, toRange, cmp } = require('./keyrange.js');
 const { cloneForStorage, withBlobBytes, revive } = require('./values.js');
 
@@ -125,7 +126,7 @@ class Connection {
 
 // ---- IDBRequest ----
 
-class IDBRequest extends IDBEventTarget {
+class IDBRequest extends EventTarget {
   constructor() { illegal(); }
   get result() {
     if (this[internal].readyState !== 'done') throw new DOMException('the request is pending', 'InvalidStateError');
@@ -139,23 +140,21 @@ class IDBRequest extends IDBEventTarget {
   get transaction() { return this[internal].transaction; }
   get readyState() { return this[internal].readyState; }
 }
+defineEventTarget(IDBRequest);
 defineHandlers(IDBRequest, ['success', 'error']);
+defineInterface(IDBRequest, 'IDBRequest');
 
 class IDBOpenDBRequest extends IDBRequest {}
 defineHandlers(IDBOpenDBRequest, ['blocked', 'upgradeneeded']);
+defineInterface(IDBOpenDBRequest, 'IDBOpenDBRequest');
 
 function newRequest(cls, source, transaction) {
   const r = Object.create(cls.prototype);
-  initTarget(r);
+  initEventTarget(r);
   r[internal] = { readyState: 'pending', result: undefined, error: null, source, transaction };
   return r;
 }
 
-function initTarget(o) {
-  // Runs IDBEventTarget's field setup on an object made without its constructor.
-  const t = new IDBEventTarget();
-  for (const s of Object.getOwnPropertySymbols(t)) o[s] = t[s];
-}
 
 // ---- IDBFactory ----
 
@@ -237,6 +236,10 @@ class IDBFactory {
     return e;
   }
 }
+defineInterface(IDBFactory, 'IDBFactory', {
+  operations: { open: 1, deleteDatabase: 1, databases: 0, cmp: 2 },
+  promises: ['databases'],
+});
 
 function enqueue(entry, job) {
   entry.queue.push(job);
@@ -357,7 +360,7 @@ async function runDelete(factory, entry, name, request) {
 
 // ---- IDBDatabase ----
 
-class IDBDatabase extends IDBEventTarget {
+class IDBDatabase extends EventTarget {
   constructor() { illegal(); }
   get name() { return this[internal].name; }
   get version() { return this[internal].version; }
@@ -422,7 +425,11 @@ class IDBDatabase extends IDBEventTarget {
     for (const ix of meta.indexes.values()) ix.deleted = true;
   }
 }
+defineEventTarget(IDBDatabase);
 defineHandlers(IDBDatabase, ['abort', 'close', 'error', 'versionchange']);
+defineInterface(IDBDatabase, 'IDBDatabase', {
+  operations: { transaction: 1, close: 0, createObjectStore: 1, deleteObjectStore: 1 },
+});
 
 function validateKeyPath(kp) {
   try {
@@ -434,7 +441,7 @@ function validateKeyPath(kp) {
 
 function newDatabase(factory, entry, conn, name, info) {
   const db = Object.create(IDBDatabase.prototype);
-  initTarget(db);
+  initEventTarget(db);
   const schema = new Map();
   for (const s of info.stores) {
     const indexes = new Map();
@@ -491,7 +498,7 @@ function schemaOp(tx, method, args) {
 
 // ---- IDBTransaction ----
 
-class IDBTransaction extends IDBEventTarget {
+class IDBTransaction extends EventTarget {
   constructor() { illegal(); }
   get objectStoreNames() {
     const ti = this[internal];
@@ -527,11 +534,15 @@ class IDBTransaction extends IDBEventTarget {
     commitTransaction(this);
   }
 }
+defineEventTarget(IDBTransaction);
 defineHandlers(IDBTransaction, ['abort', 'complete', 'error']);
+defineInterface(IDBTransaction, 'IDBTransaction', {
+  operations: { objectStore: 1, commit: 0, abort: 0 },
+});
 
 function newTransaction(db, scope, mode, durability, id) {
   const tx = Object.create(IDBTransaction.prototype);
-  initTarget(tx);
+  initEventTarget(tx);
   const di = db[internal];
   tx[internal] = {
     id, db, scope, mode, durability, state: 'active', error: null, pending: 0, requests: new Set(),
@@ -957,6 +968,13 @@ class IDBObjectStore {
     meta.deleted = true;
   }
 }
+defineInterface(IDBObjectStore, 'IDBObjectStore', {
+  operations: {
+    put: 1, add: 1, delete: 1, clear: 0, get: 1, getKey: 1, getAll: 0, getAllKeys: 0,
+    getAllRecords: 0, count: 0, openCursor: 0, openKeyCursor: 0, index: 1, createIndex: 2,
+    deleteIndex: 1,
+  },
+});
 
 function read(source, index, kind, range, count, direction) {
   const si = source instanceof IDBIndex ? liveIndex(source).store[internal] : liveStore(source);
@@ -1021,7 +1039,7 @@ class IDBRecord {
   get primaryKey() { return this[internal].primaryKey; }
   get value() { return this[internal].value; }
 }
-Object.defineProperty(IDBRecord.prototype, Symbol.toStringTag, { value: 'IDBRecord', configurable: true });
+defineInterface(IDBRecord, 'IDBRecord');
 
 /** `[key, primaryKey, value, …]` from the native layer as IDBRecords. */
 function recordsOf(rows, kp) {
@@ -1084,6 +1102,12 @@ class IDBIndex {
   openCursor(query, direction = 'next') { return openCursor(this, this, query, direction, false); }
   openKeyCursor(query, direction = 'next') { return openCursor(this, this, query, direction, true); }
 }
+defineInterface(IDBIndex, 'IDBIndex', {
+  operations: {
+    get: 1, getKey: 1, getAll: 0, getAllKeys: 0, getAllRecords: 0, count: 0, openCursor: 0,
+    openKeyCursor: 0,
+  },
+});
 
 // ---- IDBCursor ----
 
@@ -1372,10 +1396,14 @@ class IDBCursor {
     return placeWrite(ci.tx, this, 'cursorDelete', [ci.id]);
   }
 }
+defineInterface(IDBCursor, 'IDBCursor', {
+  operations: { advance: 1, continue: 0, continuePrimaryKey: 2, update: 1, delete: 0 },
+});
 
 class IDBCursorWithValue extends IDBCursor {
   get value() { return this[internal].value; }
 }
+defineInterface(IDBCursorWithValue, 'IDBCursorWithValue');
 
 module.exports = {
   IDBFactory,
