@@ -368,9 +368,6 @@ class IDBDatabase extends EventTarget {
 
   transaction(storeNames, mode = 'readonly', options = {}) {
     const di = this[internal];
-    if (mode !== 'readonly' && mode !== 'readwrite') {
-      throw new TypeError(`${JSON.stringify(mode)} is not a transaction mode`);
-    }
     const durability = options && options.durability !== undefined ? String(options.durability) : 'default';
     if (!['default', 'strict', 'relaxed'].includes(durability)) {
       throw new TypeError(`${JSON.stringify(durability)} is not a transaction durability`);
@@ -379,12 +376,16 @@ class IDBDatabase extends EventTarget {
     if (di.upgrade && di.upgrade[internal].state !== 'finished') {
       throw new DOMException('an upgrade transaction is running on this connection', 'InvalidStateError');
     }
+    // The store names are checked before the mode (IDBDatabase.transaction() steps 3-6).
     const names = typeof storeNames === 'string' ? [storeNames] : [...storeNames].map(String);
     const scope = [...new Set(names)].sort(compareStrings);
     for (const n of scope) {
       if (!di.schema.has(n)) throw new DOMException(`no object store named ${JSON.stringify(n)}`, 'NotFoundError');
     }
     if (scope.length === 0) throw new DOMException('a transaction needs at least one object store', 'InvalidAccessError');
+    if (mode !== 'readonly' && mode !== 'readwrite') {
+      throw new TypeError(`${JSON.stringify(mode)} is not a transaction mode`);
+    }
     const tx = newTransaction(this, scope, mode, durability, nextTxId++);
     di.conn.native.declare(tx[internal].id);
     activate(tx);
@@ -475,7 +476,9 @@ function maybeClosed(db) {
 
 function upgradeTransaction(db) {
   const tx = db[internal].upgrade;
-  if (!tx || tx[internal].state === 'finished') {
+  // Between abort() and the dispatch of its events the upgrade transaction is still running
+  // (aborting): the check below then gives TransactionInactiveError, as the spec orders them.
+  if (!tx || (tx[internal].state === 'finished' && !tx[internal].aborting)) {
     throw new DOMException('the schema can only change in an upgrade transaction', 'InvalidStateError');
   }
   if (tx[internal].state !== 'active') throw new DOMException('the upgrade transaction is not active', 'TransactionInactiveError');
@@ -704,6 +707,7 @@ function abortTransaction(tx, error, engineDone = false) {
   const ti = tx[internal];
   if (ti.state === 'finished') return;
   ti.state = 'finished';
+  ti.aborting = true;
   ti.error = error;
   const db = ti.db;
   if (ti.mode === 'versionchange') {
@@ -713,6 +717,7 @@ function abortTransaction(tx, error, engineDone = false) {
   const afterEngine = () => {
     finished(tx);
     setImmediate(() => {
+      ti.aborting = false;
       for (const r of ti.requests) {
         const ri = r[internal];
         if (ri.readyState === 'done' && !ri.again) continue;
@@ -885,7 +890,12 @@ class IDBObjectStore {
     si.meta.name = value;
     schema.set(value, si.meta);
   }
-  get keyPath() { return copyKeyPath(this[internal].meta.keyPath); }
+  get keyPath() {
+    // [SameObject]: an array key path is one array for the life of this object.
+    const o = this[internal];
+    if (!('keyPath' in o)) o.keyPath = copyKeyPath(o.meta.keyPath);
+    return o.keyPath;
+  }
   get indexNames() { return stringList(this[internal].meta.indexes.keys()); }
   get transaction() { return this[internal].tx; }
   get autoIncrement() { return this[internal].meta.autoIncrement; }
@@ -919,12 +929,12 @@ class IDBObjectStore {
     return placeWrite(si.tx, this, 'clear', [si.tx[internal].id, si.meta.name]);
   }
 
-  get(query) { return read(this, null, 'get', toRange(query, true)); }
-  getKey(query) { return read(this, null, 'getKey', toRange(query, true)); }
-  getAll(queryOrOptions, count) { return readAll(this, 'getAll', getAllArgs(queryOrOptions, count)); }
-  getAllKeys(queryOrOptions, count) { return readAll(this, 'getAllKeys', getAllArgs(queryOrOptions, count)); }
-  getAllRecords(options) { return readAll(this, 'getAllRecords', getAllOptions(options)); }
-  count(query) { return read(this, null, 'count', toRange(query, false)); }
+  get(query) { return read(this, null, 'get', () => [toRange(query, true)]); }
+  getKey(query) { return read(this, null, 'getKey', () => [toRange(query, true)]); }
+  getAll(queryOrOptions, count) { return read(this, null, 'getAll', () => getAllArgs(queryOrOptions, count)); }
+  getAllKeys(queryOrOptions, count) { return read(this, null, 'getAllKeys', () => getAllArgs(queryOrOptions, count)); }
+  getAllRecords(options) { return read(this, null, 'getAllRecords', () => getAllOptions(options)); }
+  count(query) { return read(this, null, 'count', () => [toRange(query, false)]); }
 
   openCursor(query, direction = 'next') { return openCursor(this, null, query, direction, false); }
   openKeyCursor(query, direction = 'next') { return openCursor(this, null, query, direction, true); }
@@ -976,10 +986,12 @@ defineInterface(IDBObjectStore, 'IDBObjectStore', {
   },
 });
 
-function read(source, index, kind, range, count, direction) {
+function read(source, index, kind, convertArgs) {
   const si = source instanceof IDBIndex ? liveIndex(source).store[internal] : liveStore(source);
   const tx = si.tx;
   checkActive(tx);
+  // The query is converted only once the transaction is known to be active (the spec's order).
+  const [range, count, direction] = convertArgs();
   const kp = si.meta.keyPath;
   let convert = null;
   if (kind === 'get') convert = (v) => revive(v, kp);
@@ -1026,10 +1038,6 @@ function getAllArgs(queryOrOptions, count) {
     return [toRange(queryOrOptions, false), countArg(count), 'next'];
   }
   return getAllOptions(queryOrOptions);
-}
-
-function readAll(source, kind, [range, count, direction]) {
-  return read(source, null, kind, range, count, direction);
 }
 
 /** IDBRecord (IndexedDB 3.0): a record's key, primary key and value. */
@@ -1089,16 +1097,21 @@ class IDBIndex {
     indexes.set(value, xi.meta);
   }
   get objectStore() { return this[internal].store; }
-  get keyPath() { return copyKeyPath(this[internal].meta.keyPath); }
+  get keyPath() {
+    // [SameObject]: an array key path is one array for the life of this object.
+    const o = this[internal];
+    if (!('keyPath' in o)) o.keyPath = copyKeyPath(o.meta.keyPath);
+    return o.keyPath;
+  }
   get multiEntry() { return this[internal].meta.multiEntry; }
   get unique() { return this[internal].meta.unique; }
 
-  get(query) { return read(this, this, 'get', toRange(query, true)); }
-  getKey(query) { return read(this, this, 'getKey', toRange(query, true)); }
-  getAll(queryOrOptions, count) { return readAll(this, 'getAll', getAllArgs(queryOrOptions, count)); }
-  getAllKeys(queryOrOptions, count) { return readAll(this, 'getAllKeys', getAllArgs(queryOrOptions, count)); }
-  getAllRecords(options) { return readAll(this, 'getAllRecords', getAllOptions(options)); }
-  count(query) { return read(this, this, 'count', toRange(query, false)); }
+  get(query) { return read(this, this, 'get', () => [toRange(query, true)]); }
+  getKey(query) { return read(this, this, 'getKey', () => [toRange(query, true)]); }
+  getAll(queryOrOptions, count) { return read(this, null, 'getAll', () => getAllArgs(queryOrOptions, count)); }
+  getAllKeys(queryOrOptions, count) { return read(this, null, 'getAllKeys', () => getAllArgs(queryOrOptions, count)); }
+  getAllRecords(options) { return read(this, null, 'getAllRecords', () => getAllOptions(options)); }
+  count(query) { return read(this, this, 'count', () => [toRange(query, false)]); }
   openCursor(query, direction = 'next') { return openCursor(this, this, query, direction, false); }
   openKeyCursor(query, direction = 'next') { return openCursor(this, this, query, direction, true); }
 }

@@ -19,8 +19,6 @@ const CAUSES = [
     'a browser geometry/ImageData interface Node.js lacks: the runner gives a placeholder class, which the package clones as a plain object'],
 
   // ---- the package's behaviour, by cause ----
-  [(f) => /^idb(index|objectstore)_keyPath\.any\.js$/.test(f),
-    'keyPath returns a new array on each read instead of the same object ([SameObject])'],
   [(f, n) => /^fire-(error|success|upgradeneeded)-event-exception\.any\.js$/.test(f) && /handleEvent/.test(n),
     'a listener object whose handleEvent is not callable is skipped instead of reporting a TypeError, which should abort the transaction'],
   [(f) => /^(request|transaction)_bubble-and-capture\.any\.js$/.test(f),
@@ -29,22 +27,12 @@ const CAUSES = [
     'when a transaction aborts, the pending requests\' error events do not fire in the order the requests were placed'],
   [(f) => /^(transaction-abort-(index|multiple)-metadata-revert|idbobjectstore-rename-abort)\.any\.js$/.test(f),
     'abort() in an upgrade does not at once revert index metadata: a store created or deleted in it keeps its indexNames and its indexes are not marked deleted'],
-  [(f) => f === 'upgrade-transaction-lifecycle-user-aborted.any.js',
-    'between abort() and the abort event of an upgrade, createObjectStore() throws InvalidStateError instead of TransactionInactiveError'],
   [(f) => f === 'transaction-deactivation-timing.any.js',
     'no microtask checkpoint between event listeners, so a transaction created in one listener is still active in the next'],
   [(f) => f === 'close-in-upgradeneeded.any.js',
     'close() in upgradeneeded lets the open succeed; the spec aborts the upgrade and fails the open with AbortError'],
   [(f) => f === 'transaction-lifetime.any.js',
     'blocked fires in the same task as versionchange, before the handlers\' promise continuations run, so a watcher added after awaiting versionchange waits forever and the file times out'],
-  [(f, n) => f === 'idbtransaction_objectStoreNames.any.js' && /unusual names/.test(n),
-    'lone surrogates in object store names become U+FFFD at the native boundary, so two names collide and the upgrade fails with ConstraintError'],
-  [(f, n, m) => /exception-order\.any\.js$/.test(f) && /TransactionInactiveError.*(DataError|query check)/.test(n + m),
-    'the query is converted to a key or key range before the transaction is checked to be active'],
-  [(f) => f === 'idbdatabase-createObjectStore-exception-order.any.js' || f === 'idbdatabase-deleteObjectStore-exception-order.any.js',
-    'an upgrade transaction that is not active gives InvalidStateError (not in an upgrade) instead of TransactionInactiveError'],
-  [(f) => f === 'idbdatabase-transaction-exception-order.any.js',
-    'transaction() checks the mode (TypeError) before the store names (NotFoundError)'],
 ];
 
 function reasonFor(file, name, status, message) {
