@@ -173,7 +173,13 @@ function invoke(target, event, phase) {
     s.passive = l.passive;
     try {
       if (typeof l.callback === 'function') l.callback.call(target, event);
-      else if (l.callback && typeof l.callback.handleEvent === 'function') l.callback.handleEvent(event);
+      else {
+        // A callback interface object: its handleEvent must be callable (WebIDL "call a user
+        // object's operation"), else the TypeError is reported like a thrown exception.
+        const handleEvent = l.callback.handleEvent;
+        if (typeof handleEvent !== 'function') throw new TypeError('the listener\'s handleEvent is not callable');
+        handleEvent.call(l.callback, event);
+      }
     } catch (err) {
       s.threw = true;
       process.nextTick(() => { throw err; });

@@ -273,8 +273,13 @@ async function closeOthers(entry, oldVersion, newVersion, request, except) {
     if (c[internal].closePending) continue;
     dispatch(new IDBVersionChangeEvent('versionchange', { oldVersion, newVersion }), [c]);
   }
+  // blocked comes in a task of its own, after the versionchange handlers and their promise
+  // continuations ran: a connection they closed no longer blocks.
   if (others.some((c) => !c[internal].closePending)) {
-    dispatch(new IDBVersionChangeEvent('blocked', { oldVersion, newVersion }), [request]);
+    await new Promise((resolve) => setImmediate(resolve));
+    if (others.some((c) => !c[internal].closePending)) {
+      dispatch(new IDBVersionChangeEvent('blocked', { oldVersion, newVersion }), [request]);
+    }
   }
   await Promise.all(others.map((c) => c[internal].closed));
 }
@@ -333,12 +338,15 @@ async function runOpen(factory, entry, name, version, request) {
   const committed = await done;
   db[internal].upgrade = null;
   ri.transaction = null;
-  if (committed) {
+  if (committed && !db[internal].closePending) {
     dispatch(new IDBEvent('success'), [request]);
   } else {
+    // Aborted, or committed on a connection closed during the upgrade: the open fails
+    // ("open a database connection", the step after the upgrade: connection closed → AbortError).
     ri.result = undefined;
     closeConnection(db);
-    fireRequestError(request, new DOMException('the upgrade transaction was aborted', 'AbortError'));
+    const why = committed ? 'the connection was closed during the upgrade' : 'the upgrade transaction was aborted';
+    fireRequestError(request, new DOMException(why, 'AbortError'));
   }
 }
 
@@ -826,7 +834,9 @@ function settle(tx, r, convert, err, result) {
     ri.result = convert ? convert(result) : result;
     ri.error = undefined;
     release(ti, r);
-    const { threw } = dispatch(new IDBEvent('success'), [r]);
+    // success does not bubble, but its path is request → transaction → connection, so
+    // capture listeners on the transaction and the connection see it.
+    const { threw } = dispatch(new IDBEvent('success'), [r, tx, ti.db]);
     // After commit() the state is committing, not active: an exception no longer aborts.
     if (threw && !wasCommitting && ti.state !== 'finished') {
       abortTransaction(tx, new DOMException('a success handler threw', 'AbortError'));
@@ -1275,7 +1285,11 @@ function markStepping(cursor) {
   const ri = ci.request[internal];
   ri.readyState = 'pending';
   ri.again = true;
-  ci.tx[internal].requests.add(ci.request);
+  // Placed again: it goes after the requests placed before this step (their order is the
+  // order of the error events when the transaction aborts).
+  const requests = ci.tx[internal].requests;
+  requests.delete(ci.request);
+  requests.add(ci.request);
 }
 
 /** `count` plain steps: from the rows read ahead when they reach far enough, else through the worker. */

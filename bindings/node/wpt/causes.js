@@ -19,20 +19,10 @@ const CAUSES = [
     'a browser geometry/ImageData interface Node.js lacks: the runner gives a placeholder class, which the package clones as a plain object'],
 
   // ---- the package's behaviour, by cause ----
-  [(f, n) => /^fire-(error|success|upgradeneeded)-event-exception\.any\.js$/.test(f) && /handleEvent/.test(n),
-    'a listener object whose handleEvent is not callable is skipped instead of reporting a TypeError, which should abort the transaction'],
-  [(f) => /^(request|transaction)_bubble-and-capture\.any\.js$/.test(f),
-    'success events are dispatched at the request alone, without the capture phase through the connection and the transaction'],
-  [(f) => /^(large-requests-abort|request-abort-ordering)\.any\.js$/.test(f),
-    'when a transaction aborts, the pending requests\' error events do not fire in the order the requests were placed'],
   [(f) => /^(transaction-abort-(index|multiple)-metadata-revert|idbobjectstore-rename-abort)\.any\.js$/.test(f),
     'abort() in an upgrade does not at once revert index metadata: a store created or deleted in it keeps its indexNames and its indexes are not marked deleted'],
   [(f) => f === 'transaction-deactivation-timing.any.js',
     'no microtask checkpoint between event listeners, so a transaction created in one listener is still active in the next'],
-  [(f) => f === 'close-in-upgradeneeded.any.js',
-    'close() in upgradeneeded lets the open succeed; the spec aborts the upgrade and fails the open with AbortError'],
-  [(f) => f === 'transaction-lifetime.any.js',
-    'blocked fires in the same task as versionchange, before the handlers\' promise continuations run, so a watcher added after awaiting versionchange waits forever and the file times out'],
 ];
 
 function reasonFor(file, name, status, message) {
