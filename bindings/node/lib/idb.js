@@ -431,7 +431,9 @@ class IDBDatabase extends EventTarget {
     schemaOp(tx, 'deleteStore', [name]);
     di.schema.delete(name);
     meta.deleted = true;
+    // A deleted store's index set is empty (its indexNames too) until an abort restores it.
     for (const ix of meta.indexes.values()) ix.deleted = true;
+    meta.indexes = new Map();
   }
 }
 defineEventTarget(IDBDatabase);
@@ -577,6 +579,13 @@ function snapshotSchema(schema) {
 }
 
 function restoreSchema(db, snapshot) {
+  // What the upgrade created goes at once: its indexes are marked deleted, and a store it
+  // created keeps no index (IndexedDB 3.0, "abort an upgrade transaction").
+  const before = new Set();
+  for (const s of snapshot.values()) for (const v of s.indexes.values()) before.add(v.meta);
+  for (const meta of db[internal].schema.values()) {
+    for (const ix of meta.indexes.values()) if (!before.has(ix)) ix.deleted = true;
+  }
   const schema = new Map();
   for (const [n, s] of snapshot) {
     const meta = s.meta;
@@ -591,7 +600,10 @@ function restoreSchema(db, snapshot) {
     schema.set(n, meta);
   }
   for (const meta of db[internal].schema.values()) {
-    if (!schema.has(meta.name) || schema.get(meta.name) !== meta) meta.deleted = true;
+    if (!schema.has(meta.name) || schema.get(meta.name) !== meta) {
+      meta.deleted = true;
+      meta.indexes = new Map();
+    }
   }
   db[internal].schema = schema;
 }

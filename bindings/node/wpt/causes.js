@@ -19,8 +19,6 @@ const CAUSES = [
     'a browser geometry/ImageData interface Node.js lacks: the runner gives a placeholder class, which the package clones as a plain object'],
 
   // ---- the package's behaviour, by cause ----
-  [(f) => /^(transaction-abort-(index|multiple)-metadata-revert|idbobjectstore-rename-abort)\.any\.js$/.test(f),
-    'abort() in an upgrade does not at once revert index metadata: a store created or deleted in it keeps its indexNames and its indexes are not marked deleted'],
   [(f) => f === 'transaction-deactivation-timing.any.js',
     'no microtask checkpoint between event listeners, so a transaction created in one listener is still active in the next'],
 ];
