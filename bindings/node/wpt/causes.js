@@ -20,7 +20,7 @@ const CAUSES = [
 
   // ---- the package's behaviour, by cause ----
   [(f) => f === 'transaction-deactivation-timing.any.js',
-    'no microtask checkpoint between event listeners, so a transaction created in one listener is still active in the next'],
+    'no microtask checkpoint between two listeners of one event (Node.js cannot run microtasks in the middle of a dispatch), so a transaction created in one listener is still active in the next'],
 ];
 
 function reasonFor(file, name, status, message) {
