@@ -8,6 +8,8 @@ const { IDBEvent, IDBVersionChangeEvent, defineEventTarget, initEventTarget, def
 const { defineInterface } = require('./webidl.js');
 const { IDBKeyRange, toRange, cmp } = require('./keyrange.js');
 const { cloneForStorage, withBlobBytes, revive } = require('./values.js');
+const { Connection } = require('./connection.js');
+const { DOMStringList, stringList, compareStrings } = require('./DOMStringList.js');
 
 const internal = Symbol('internal');
 let nextTxId = 1;
@@ -31,97 +33,6 @@ function keyPathOf(kp) {
 
 function copyKeyPath(kp) {
   return Array.isArray(kp) ? kp.slice() : kp;
-}
-
-class DOMStringList extends Array {
-  static get [Symbol.species]() { return Array; }
-  contains(s) { return this.includes(String(s)); }
-  item(i) { return i >= 0 && i < this.length ? this[i] : null; }
-}
-
-function stringList(names) {
-  const list = new DOMStringList();
-  for (const n of [...names].sort(compareStrings)) list.push(n);
-  return list;
-}
-
-function compareStrings(a, b) {
-  // Code-unit order, as the spec sorts names.
-  return a < b ? -1 : a > b ? 1 : 0;
-}
-
-// ---- the connection to the native worker ----
-
-class Connection {
-  constructor(factory) {
-    this.pending = new Map();
-    this.held = [];
-    this.nextId = 1;
-    this.busy = 0;
-    this.native = new native.NativeConnection(factory, (replies) => this.onReplies(replies));
-  }
-
-  /**
-   * Calls native method `method` with a fresh op id; `done(errorName, result)` gets the reply.
-   * With `ready` (a promise of the arguments: a write waiting for Blob bytes), the call and
-   * every later one wait until it settles, so the engine sees ops in the order submitted.
-   */
-  submit(method, args, done, ready) {
-    if (ready === undefined && this.held.length === 0) {
-      this.send(method, args, done);
-      return;
-    }
-    const entry = { method, args, done, ready: ready === undefined, error: null };
-    this.held.push(entry);
-    if (ready !== undefined) {
-      ready.then((a) => { entry.args = a; }, (e) => { entry.error = e; })
-        .then(() => { entry.ready = true; this.release(); });
-    }
-  }
-
-  /** Runs a native check of `method`'s arguments (its last argument: check only) now. */
-  check(method, args) {
-    try {
-      this.native[method](0, ...args, true);
-    } catch (e) {
-      throw rethrow(e);
-    }
-  }
-
-  send(method, args, done) {
-    const id = this.nextId++;
-    try {
-      this.native[method](id, ...args);
-    } catch (e) {
-      throw rethrow(e);
-    }
-    this.pending.set(id, done);
-    if (this.busy++ === 0) this.native.setBusy(true);
-  }
-
-  /** Sends the held calls whose arguments are ready, in order; a failure becomes the reply. */
-  release() {
-    while (this.held.length > 0 && this.held[0].ready) {
-      const { method, args, done, error } = this.held.shift();
-      try {
-        if (error !== null) throw error;
-        this.send(method, args, done);
-      } catch (e) {
-        const err = rethrow(e);
-        done(err.name || 'UnknownError', err.message);
-      }
-    }
-  }
-
-  onReplies(replies) {
-    for (let i = 0; i < replies.length; i += 3) {
-      const done = this.pending.get(replies[i]);
-      this.pending.delete(replies[i]);
-      this.busy--;
-      done(replies[i + 1], replies[i + 2]);
-    }
-    if (this.busy === 0) this.native.setBusy(false);
-  }
 }
 
 // ---- IDBRequest ----
