@@ -10,14 +10,12 @@ const { IDBKeyRange, toRange, cmp } = require('./keyrange.js');
 const { cloneForStorage, withBlobBytes, revive } = require('./values.js');
 const { Connection } = require('./connection.js');
 const { DOMStringList, stringList, compareStrings } = require('./DOMStringList.js');
+const { internal, illegal } = require('./internal.js');
+const { IDBRequest, IDBOpenDBRequest, newRequest } = require('./IDBRequest.js');
+const { IDBRecord, recordsOf } = require('./IDBRecord.js');
 
-const internal = Symbol('internal');
 let nextTxId = 1;
 let nextCursorId = 1;
-
-function illegal() {
-  throw new TypeError('Illegal constructor');
-}
 
 function enforceRangeUnsigned(value, max, what) {
   const n = Number(value);
@@ -34,38 +32,6 @@ function keyPathOf(kp) {
 function copyKeyPath(kp) {
   return Array.isArray(kp) ? kp.slice() : kp;
 }
-
-// ---- IDBRequest ----
-
-class IDBRequest extends EventTarget {
-  constructor() { illegal(); }
-  get result() {
-    if (this[internal].readyState !== 'done') throw new DOMException('the request is pending', 'InvalidStateError');
-    return this[internal].result;
-  }
-  get error() {
-    if (this[internal].readyState !== 'done') throw new DOMException('the request is pending', 'InvalidStateError');
-    return this[internal].error;
-  }
-  get source() { return this[internal].source; }
-  get transaction() { return this[internal].transaction; }
-  get readyState() { return this[internal].readyState; }
-}
-defineEventTarget(IDBRequest);
-defineHandlers(IDBRequest, ['success', 'error']);
-defineInterface(IDBRequest, 'IDBRequest');
-
-class IDBOpenDBRequest extends IDBRequest {}
-defineHandlers(IDBOpenDBRequest, ['blocked', 'upgradeneeded']);
-defineInterface(IDBOpenDBRequest, 'IDBOpenDBRequest');
-
-function newRequest(cls, source, transaction) {
-  const r = Object.create(cls.prototype);
-  initEventTarget(r);
-  r[internal] = { readyState: 'pending', result: undefined, error: null, source, transaction };
-  return r;
-}
-
 
 // ---- IDBFactory ----
 
@@ -971,26 +937,6 @@ function getAllArgs(queryOrOptions, count) {
     return [toRange(queryOrOptions, false), countArg(count), 'next'];
   }
   return getAllOptions(queryOrOptions);
-}
-
-/** IDBRecord (IndexedDB 3.0): a record's key, primary key and value. */
-class IDBRecord {
-  constructor() { illegal(); }
-  get key() { return this[internal].key; }
-  get primaryKey() { return this[internal].primaryKey; }
-  get value() { return this[internal].value; }
-}
-defineInterface(IDBRecord, 'IDBRecord');
-
-/** `[key, primaryKey, value, …]` from the native layer as IDBRecords. */
-function recordsOf(rows, kp) {
-  const records = [];
-  for (let i = 0; i < rows.length; i += 3) {
-    const r = Object.create(IDBRecord.prototype);
-    r[internal] = { key: rows[i], primaryKey: rows[i + 1], value: revive(rows[i + 2], kp) };
-    records.push(r);
-  }
-  return records;
 }
 
 // ---- IDBIndex ----
