@@ -2,6 +2,8 @@
 // Events with the DOM's propagation (capture, target, bubble) over the IndexedDB parent chain
 // request → transaction → database, which Node's own EventTarget (no tree) cannot do.
 
+const { defineInterface } = require('./webidl.js');
+
 const NONE = 0;
 const CAPTURING_PHASE = 1;
 const AT_TARGET = 2;
@@ -15,16 +17,7 @@ const handlers = Symbol('handlers');
 class IDBEvent extends Event {
   constructor(type, init = {}) {
     super(type, init);
-    this[state] = {
-      target: null,
-      currentTarget: null,
-      phase: NONE,
-      canceled: false,
-      stop: false,
-      stopImmediate: false,
-      dispatching: false,
-      passive: false,
-    };
+    initEvent(this);
   }
   get target() { return this[state].target; }
   get srcElement() { return this[state].target; }
@@ -46,16 +39,41 @@ class IDBEvent extends Event {
   }
 }
 
+/** Sets up the propagation state of an event of this package. */
+function initEvent(event) {
+  event[state] = {
+    target: null,
+    currentTarget: null,
+    phase: NONE,
+    canceled: false,
+    stop: false,
+    stopImmediate: false,
+    dispatching: false,
+    passive: false,
+  };
+}
+
 /** `IDBVersionChangeEvent`: `oldVersion` and `newVersion` (null for a deletion). */
-class IDBVersionChangeEvent extends IDBEvent {
+class IDBVersionChangeEvent extends Event {
   constructor(type, init = {}) {
     super(type, init);
+    initEvent(this);
     this[state].oldVersion = init.oldVersion === undefined ? 0 : Number(init.oldVersion);
     this[state].newVersion = init.newVersion === undefined || init.newVersion === null
       ? null : Number(init.newVersion);
   }
   get oldVersion() { return this[state].oldVersion; }
   get newVersion() { return this[state].newVersion; }
+}
+defineInterface(IDBVersionChangeEvent, 'IDBVersionChangeEvent');
+// Its prototype is Event.prototype, as the IDL says; the propagation members are its own.
+copyMembers(IDBEvent.prototype, IDBVersionChangeEvent.prototype);
+
+/** Copies the members of `from` (but its constructor) onto `to`, not enumerable. */
+function copyMembers(from, to) {
+  for (const [key, desc] of Object.entries(Object.getOwnPropertyDescriptors(from))) {
+    if (key !== 'constructor') Object.defineProperty(to, key, { ...desc, enumerable: false });
+  }
 }
 
 function flatten(options) {
@@ -65,17 +83,13 @@ function flatten(options) {
 }
 
 /**
- * The EventTarget of every IndexedDB object. Listeners and `on…` handlers run in the order
- * they were registered; an exception in one is reported (as an uncaught exception, like a
+ * The EventTarget members of every IndexedDB object. Listeners and `on…` handlers run in the
+ * order they were registered; an exception in one is reported (as an uncaught exception, like a
  * browser reports it) and recorded, so the caller can abort the transaction as the spec says.
+ * They are installed on each interface's prototype by `defineEventTarget`, so that prototype
+ * still inherits straight from EventTarget.prototype as the IDL says.
  */
-class IDBEventTarget extends EventTarget {
-  constructor() {
-    super();
-    this[listeners] = new Map();
-    this[handlers] = new Map();
-  }
-
+const eventTargetMembers = {
   addEventListener(type, callback, options) {
     if (callback === null || callback === undefined) return;
     const { capture, once, passive } = flatten(options);
@@ -83,7 +97,7 @@ class IDBEventTarget extends EventTarget {
     if (!list) this[listeners].set(type, (list = []));
     if (list.some((l) => l.callback === callback && l.capture === capture)) return;
     list.push({ callback, capture, once, passive, removed: false });
-  }
+  },
 
   removeEventListener(type, callback, options) {
     const { capture } = flatten(options);
@@ -94,26 +108,39 @@ class IDBEventTarget extends EventTarget {
       list[i].removed = true;
       list.splice(i, 1);
     }
-  }
+  },
 
   /** Dispatches at this object alone (no parents); returns `!defaultPrevented`. */
   dispatchEvent(event) {
-    if (!(event instanceof IDBEvent)) return super.dispatchEvent(event);
+    if (!(event instanceof Event) || !(state in event)) return EventTarget.prototype.dispatchEvent.call(this, event);
     return !dispatch(event, [this]).canceled;
-  }
+  },
+};
+
+/** Makes `cls` an EventTarget of this package: `cls.prototype` inherits from EventTarget.prototype. */
+function defineEventTarget(cls) {
+  copyMembers(eventTargetMembers, cls.prototype);
+}
+
+/** Sets up the listeners of an event target made without a constructor (`Object.create`). */
+function initEventTarget(o) {
+  // Node's EventTarget keeps its own state in symbol-keyed fields: give `o` a set of them.
+  const t = new EventTarget();
+  for (const s of Object.getOwnPropertySymbols(t)) o[s] = t[s];
+  o[listeners] = new Map();
+  o[handlers] = new Map();
 }
 
 /** Defines `on<type>` event handler attributes on a class. */
 function defineHandlers(cls, types) {
   for (const type of types) {
-    Object.defineProperty(cls.prototype, `on${type}`, {
-      configurable: true,
-      enumerable: true,
-      get() {
+    const name = `on${type}`;
+    const accessors = {
+      get [name]() {
         const h = this[handlers].get(type);
         return h ? h.fn : null;
       },
-      set(fn) {
+      set [name](fn) {
         let h = this[handlers].get(type);
         if (typeof fn !== 'function' && (typeof fn !== 'object' || fn === null)) fn = null;
         if (!h) {
@@ -128,7 +155,8 @@ function defineHandlers(cls, types) {
           h.fn = fn;
         }
       },
-    });
+    };
+    Object.defineProperty(cls.prototype, name, { ...Object.getOwnPropertyDescriptor(accessors, name), enumerable: true });
   }
 }
 
@@ -145,7 +173,13 @@ function invoke(target, event, phase) {
     s.passive = l.passive;
     try {
       if (typeof l.callback === 'function') l.callback.call(target, event);
-      else if (l.callback && typeof l.callback.handleEvent === 'function') l.callback.handleEvent(event);
+      else {
+        // A callback interface object: its handleEvent must be callable (WebIDL "call a user
+        // object's operation"), else the TypeError is reported like a thrown exception.
+        const handleEvent = l.callback.handleEvent;
+        if (typeof handleEvent !== 'function') throw new TypeError('the listener\'s handleEvent is not callable');
+        handleEvent.call(l.callback, event);
+      }
     } catch (err) {
       s.threw = true;
       process.nextTick(() => { throw err; });
@@ -185,4 +219,4 @@ function dispatch(event, path) {
   return { canceled: s.canceled, threw: s.threw };
 }
 
-module.exports = { IDBEvent, IDBVersionChangeEvent, IDBEventTarget, defineHandlers, dispatch };
+module.exports = { IDBEvent, IDBVersionChangeEvent, defineEventTarget, initEventTarget, defineHandlers, dispatch };

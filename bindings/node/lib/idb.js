@@ -4,17 +4,18 @@
 const fs = require('node:fs');
 const native = require('./native.js');
 const { rethrow, named } = require('./errors.js');
-const { IDBEvent, IDBVersionChangeEvent, IDBEventTarget, defineHandlers, dispatch } = require('./events.js');
-const { IDBKeyRange, toRange, cmp } = require('./keyrange.js');
+const { IDBEvent, IDBVersionChangeEvent, defineEventTarget, initEventTarget, defineHandlers, dispatch } = require('./events.js');
+const { defineInterface } = require('./webidl.js');
+const { IDBKeyRange, toRange, cmp } = require('./IDBKeyRange.js');
 const { cloneForStorage, withBlobBytes, revive } = require('./values.js');
+const { Connection } = require('./connection.js');
+const { DOMStringList, stringList, compareStrings } = require('./DOMStringList.js');
+const { internal, illegal } = require('./internal.js');
+const { IDBRequest, IDBOpenDBRequest, newRequest } = require('./IDBRequest.js');
+const { IDBRecord, recordsOf } = require('./IDBRecord.js');
 
-const internal = Symbol('internal');
 let nextTxId = 1;
 let nextCursorId = 1;
-
-function illegal() {
-  throw new TypeError('Illegal constructor');
-}
 
 function enforceRangeUnsigned(value, max, what) {
   const n = Number(value);
@@ -30,131 +31,6 @@ function keyPathOf(kp) {
 
 function copyKeyPath(kp) {
   return Array.isArray(kp) ? kp.slice() : kp;
-}
-
-class DOMStringList extends Array {
-  static get [Symbol.species]() { return Array; }
-  contains(s) { return this.includes(String(s)); }
-  item(i) { return i >= 0 && i < this.length ? this[i] : null; }
-}
-
-function stringList(names) {
-  const list = new DOMStringList();
-  for (const n of [...names].sort(compareStrings)) list.push(n);
-  return list;
-}
-
-function compareStrings(a, b) {
-  // Code-unit order, as the spec sorts names.
-  return a < b ? -1 : a > b ? 1 : 0;
-}
-
-// ---- the connection to the native worker ----
-
-class Connection {
-  constructor(factory) {
-    this.pending = new Map();
-    this.held = [];
-    this.nextId = 1;
-    this.busy = 0;
-    this.native = new native.NativeConnection(factory, (replies) => this.onReplies(replies));
-  }
-
-  /**
-   * Calls native method `method` with a fresh op id; `done(errorName, result)` gets the reply.
-   * With `ready` (a promise of the arguments: a write waiting for Blob bytes), the call and
-   * every later one wait until it settles, so the engine sees ops in the order submitted.
-   */
-  submit(method, args, done, ready) {
-    if (ready === undefined && this.held.length === 0) {
-      this.send(method, args, done);
-      return;
-    }
-    const entry = { method, args, done, ready: ready === undefined, error: null };
-    this.held.push(entry);
-    if (ready !== undefined) {
-      ready.then((a) => { entry.args = a; }, (e) => { entry.error = e; })
-        .then(() => { entry.ready = true; this.release(); });
-    }
-  }
-
-  /** Runs a native check of `method`'s arguments (its last argument: check only) now. */
-  check(method, args) {
-    try {
-      this.native[method](0, ...args, true);
-    } catch (e) {
-      throw rethrow(e);
-    }
-  }
-
-  send(method, args, done) {
-    const id = this.nextId++;
-    try {
-      this.native[method](id, ...args);
-    } catch (e) {
-      throw rethrow(e);
-    }
-    this.pending.set(id, done);
-    if (this.busy++ === 0) this.native.setBusy(true);
-  }
-
-  /** Sends the held calls whose arguments are ready, in order; a failure becomes the reply. */
-  release() {
-    while (this.held.length > 0 && this.held[0].ready) {
-      const { method, args, done, error } = this.held.shift();
-      try {
-        if (error !== null) throw error;
-        this.send(method, args, done);
-      } catch (e) {
-        const err = rethrow(e);
-        done(err.name || 'UnknownError', err.message);
-      }
-    }
-  }
-
-  onReplies(replies) {
-    for (let i = 0; i < replies.length; i += 3) {
-      const done = this.pending.get(replies[i]);
-      this.pending.delete(replies[i]);
-      this.busy--;
-      done(replies[i + 1], replies[i + 2]);
-    }
-    if (this.busy === 0) this.native.setBusy(false);
-  }
-}
-
-// ---- IDBRequest ----
-
-class IDBRequest extends IDBEventTarget {
-  constructor() { illegal(); }
-  get result() {
-    if (this[internal].readyState !== 'done') throw new DOMException('the request is pending', 'InvalidStateError');
-    return this[internal].result;
-  }
-  get error() {
-    if (this[internal].readyState !== 'done') throw new DOMException('the request is pending', 'InvalidStateError');
-    return this[internal].error;
-  }
-  get source() { return this[internal].source; }
-  get transaction() { return this[internal].transaction; }
-  get readyState() { return this[internal].readyState; }
-}
-defineHandlers(IDBRequest, ['success', 'error']);
-
-class IDBOpenDBRequest extends IDBRequest {}
-defineHandlers(IDBOpenDBRequest, ['blocked', 'upgradeneeded']);
-
-function newRequest(cls, source, transaction) {
-  const r = Object.create(cls.prototype);
-  initTarget(r);
-  r[internal] = { readyState: 'pending', result: undefined, error: null, source, transaction };
-  return r;
-}
-
-function initTarget(o) {
-  // Runs IDBEventTarget's field setup on an object made without its constructor.
-  const t = new IDBEventTarget();
-  for (const s of Object.getOwnPropertySymbols(t)) o[s] = t[s];
 }
 
 // ---- IDBFactory ----
@@ -237,6 +113,10 @@ class IDBFactory {
     return e;
   }
 }
+defineInterface(IDBFactory, 'IDBFactory', {
+  operations: { open: 1, deleteDatabase: 1, databases: 0, cmp: 2 },
+  promises: ['databases'],
+});
 
 function enqueue(entry, job) {
   entry.queue.push(job);
@@ -270,8 +150,13 @@ async function closeOthers(entry, oldVersion, newVersion, request, except) {
     if (c[internal].closePending) continue;
     dispatch(new IDBVersionChangeEvent('versionchange', { oldVersion, newVersion }), [c]);
   }
+  // blocked comes in a task of its own, after the versionchange handlers and their promise
+  // continuations ran: a connection they closed no longer blocks.
   if (others.some((c) => !c[internal].closePending)) {
-    dispatch(new IDBVersionChangeEvent('blocked', { oldVersion, newVersion }), [request]);
+    await new Promise((resolve) => setImmediate(resolve));
+    if (others.some((c) => !c[internal].closePending)) {
+      dispatch(new IDBVersionChangeEvent('blocked', { oldVersion, newVersion }), [request]);
+    }
   }
   await Promise.all(others.map((c) => c[internal].closed));
 }
@@ -330,12 +215,15 @@ async function runOpen(factory, entry, name, version, request) {
   const committed = await done;
   db[internal].upgrade = null;
   ri.transaction = null;
-  if (committed) {
+  if (committed && !db[internal].closePending) {
     dispatch(new IDBEvent('success'), [request]);
   } else {
+    // Aborted, or committed on a connection closed during the upgrade: the open fails
+    // ("open a database connection", the step after the upgrade: connection closed → AbortError).
     ri.result = undefined;
     closeConnection(db);
-    fireRequestError(request, new DOMException('the upgrade transaction was aborted', 'AbortError'));
+    const why = committed ? 'the connection was closed during the upgrade' : 'the upgrade transaction was aborted';
+    fireRequestError(request, new DOMException(why, 'AbortError'));
   }
 }
 
@@ -357,7 +245,7 @@ async function runDelete(factory, entry, name, request) {
 
 // ---- IDBDatabase ----
 
-class IDBDatabase extends IDBEventTarget {
+class IDBDatabase extends EventTarget {
   constructor() { illegal(); }
   get name() { return this[internal].name; }
   get version() { return this[internal].version; }
@@ -365,9 +253,6 @@ class IDBDatabase extends IDBEventTarget {
 
   transaction(storeNames, mode = 'readonly', options = {}) {
     const di = this[internal];
-    if (mode !== 'readonly' && mode !== 'readwrite') {
-      throw new TypeError(`${JSON.stringify(mode)} is not a transaction mode`);
-    }
     const durability = options && options.durability !== undefined ? String(options.durability) : 'default';
     if (!['default', 'strict', 'relaxed'].includes(durability)) {
       throw new TypeError(`${JSON.stringify(durability)} is not a transaction durability`);
@@ -376,12 +261,16 @@ class IDBDatabase extends IDBEventTarget {
     if (di.upgrade && di.upgrade[internal].state !== 'finished') {
       throw new DOMException('an upgrade transaction is running on this connection', 'InvalidStateError');
     }
+    // The store names are checked before the mode (IDBDatabase.transaction() steps 3-6).
     const names = typeof storeNames === 'string' ? [storeNames] : [...storeNames].map(String);
     const scope = [...new Set(names)].sort(compareStrings);
     for (const n of scope) {
       if (!di.schema.has(n)) throw new DOMException(`no object store named ${JSON.stringify(n)}`, 'NotFoundError');
     }
     if (scope.length === 0) throw new DOMException('a transaction needs at least one object store', 'InvalidAccessError');
+    if (mode !== 'readonly' && mode !== 'readwrite') {
+      throw new TypeError(`${JSON.stringify(mode)} is not a transaction mode`);
+    }
     const tx = newTransaction(this, scope, mode, durability, nextTxId++);
     di.conn.native.declare(tx[internal].id);
     activate(tx);
@@ -419,10 +308,16 @@ class IDBDatabase extends IDBEventTarget {
     schemaOp(tx, 'deleteStore', [name]);
     di.schema.delete(name);
     meta.deleted = true;
+    // A deleted store's index set is empty (its indexNames too) until an abort restores it.
     for (const ix of meta.indexes.values()) ix.deleted = true;
+    meta.indexes = new Map();
   }
 }
+defineEventTarget(IDBDatabase);
 defineHandlers(IDBDatabase, ['abort', 'close', 'error', 'versionchange']);
+defineInterface(IDBDatabase, 'IDBDatabase', {
+  operations: { transaction: 1, close: 0, createObjectStore: 1, deleteObjectStore: 1 },
+});
 
 function validateKeyPath(kp) {
   try {
@@ -434,7 +329,7 @@ function validateKeyPath(kp) {
 
 function newDatabase(factory, entry, conn, name, info) {
   const db = Object.create(IDBDatabase.prototype);
-  initTarget(db);
+  initEventTarget(db);
   const schema = new Map();
   for (const s of info.stores) {
     const indexes = new Map();
@@ -468,7 +363,9 @@ function maybeClosed(db) {
 
 function upgradeTransaction(db) {
   const tx = db[internal].upgrade;
-  if (!tx || tx[internal].state === 'finished') {
+  // Between abort() and the dispatch of its events the upgrade transaction is still running
+  // (aborting): the check below then gives TransactionInactiveError, as the spec orders them.
+  if (!tx || (tx[internal].state === 'finished' && !tx[internal].aborting)) {
     throw new DOMException('the schema can only change in an upgrade transaction', 'InvalidStateError');
   }
   if (tx[internal].state !== 'active') throw new DOMException('the upgrade transaction is not active', 'TransactionInactiveError');
@@ -491,7 +388,7 @@ function schemaOp(tx, method, args) {
 
 // ---- IDBTransaction ----
 
-class IDBTransaction extends IDBEventTarget {
+class IDBTransaction extends EventTarget {
   constructor() { illegal(); }
   get objectStoreNames() {
     const ti = this[internal];
@@ -527,11 +424,15 @@ class IDBTransaction extends IDBEventTarget {
     commitTransaction(this);
   }
 }
+defineEventTarget(IDBTransaction);
 defineHandlers(IDBTransaction, ['abort', 'complete', 'error']);
+defineInterface(IDBTransaction, 'IDBTransaction', {
+  operations: { objectStore: 1, commit: 0, abort: 0 },
+});
 
 function newTransaction(db, scope, mode, durability, id) {
   const tx = Object.create(IDBTransaction.prototype);
-  initTarget(tx);
+  initEventTarget(tx);
   const di = db[internal];
   tx[internal] = {
     id, db, scope, mode, durability, state: 'active', error: null, pending: 0, requests: new Set(),
@@ -555,6 +456,13 @@ function snapshotSchema(schema) {
 }
 
 function restoreSchema(db, snapshot) {
+  // What the upgrade created goes at once: its indexes are marked deleted, and a store it
+  // created keeps no index (IndexedDB 3.0, "abort an upgrade transaction").
+  const before = new Set();
+  for (const s of snapshot.values()) for (const v of s.indexes.values()) before.add(v.meta);
+  for (const meta of db[internal].schema.values()) {
+    for (const ix of meta.indexes.values()) if (!before.has(ix)) ix.deleted = true;
+  }
   const schema = new Map();
   for (const [n, s] of snapshot) {
     const meta = s.meta;
@@ -569,7 +477,10 @@ function restoreSchema(db, snapshot) {
     schema.set(n, meta);
   }
   for (const meta of db[internal].schema.values()) {
-    if (!schema.has(meta.name) || schema.get(meta.name) !== meta) meta.deleted = true;
+    if (!schema.has(meta.name) || schema.get(meta.name) !== meta) {
+      meta.deleted = true;
+      meta.indexes = new Map();
+    }
   }
   db[internal].schema = schema;
 }
@@ -693,6 +604,7 @@ function abortTransaction(tx, error, engineDone = false) {
   const ti = tx[internal];
   if (ti.state === 'finished') return;
   ti.state = 'finished';
+  ti.aborting = true;
   ti.error = error;
   const db = ti.db;
   if (ti.mode === 'versionchange') {
@@ -702,6 +614,7 @@ function abortTransaction(tx, error, engineDone = false) {
   const afterEngine = () => {
     finished(tx);
     setImmediate(() => {
+      ti.aborting = false;
       for (const r of ti.requests) {
         const ri = r[internal];
         if (ri.readyState === 'done' && !ri.again) continue;
@@ -810,7 +723,9 @@ function settle(tx, r, convert, err, result) {
     ri.result = convert ? convert(result) : result;
     ri.error = undefined;
     release(ti, r);
-    const { threw } = dispatch(new IDBEvent('success'), [r]);
+    // success does not bubble, but its path is request → transaction → connection, so
+    // capture listeners on the transaction and the connection see it.
+    const { threw } = dispatch(new IDBEvent('success'), [r, tx, ti.db]);
     // After commit() the state is committing, not active: an exception no longer aborts.
     if (threw && !wasCommitting && ti.state !== 'finished') {
       abortTransaction(tx, new DOMException('a success handler threw', 'AbortError'));
@@ -874,7 +789,12 @@ class IDBObjectStore {
     si.meta.name = value;
     schema.set(value, si.meta);
   }
-  get keyPath() { return copyKeyPath(this[internal].meta.keyPath); }
+  get keyPath() {
+    // [SameObject]: an array key path is one array for the life of this object.
+    const o = this[internal];
+    if (!('keyPath' in o)) o.keyPath = copyKeyPath(o.meta.keyPath);
+    return o.keyPath;
+  }
   get indexNames() { return stringList(this[internal].meta.indexes.keys()); }
   get transaction() { return this[internal].tx; }
   get autoIncrement() { return this[internal].meta.autoIncrement; }
@@ -908,12 +828,12 @@ class IDBObjectStore {
     return placeWrite(si.tx, this, 'clear', [si.tx[internal].id, si.meta.name]);
   }
 
-  get(query) { return read(this, null, 'get', toRange(query, true)); }
-  getKey(query) { return read(this, null, 'getKey', toRange(query, true)); }
-  getAll(queryOrOptions, count) { return readAll(this, 'getAll', getAllArgs(queryOrOptions, count)); }
-  getAllKeys(queryOrOptions, count) { return readAll(this, 'getAllKeys', getAllArgs(queryOrOptions, count)); }
-  getAllRecords(options) { return readAll(this, 'getAllRecords', getAllOptions(options)); }
-  count(query) { return read(this, null, 'count', toRange(query, false)); }
+  get(query) { return read(this, null, 'get', () => [toRange(query, true)]); }
+  getKey(query) { return read(this, null, 'getKey', () => [toRange(query, true)]); }
+  getAll(queryOrOptions, count) { return read(this, null, 'getAll', () => getAllArgs(queryOrOptions, count)); }
+  getAllKeys(queryOrOptions, count) { return read(this, null, 'getAllKeys', () => getAllArgs(queryOrOptions, count)); }
+  getAllRecords(options) { return read(this, null, 'getAllRecords', () => getAllOptions(options)); }
+  count(query) { return read(this, null, 'count', () => [toRange(query, false)]); }
 
   openCursor(query, direction = 'next') { return openCursor(this, null, query, direction, false); }
   openKeyCursor(query, direction = 'next') { return openCursor(this, null, query, direction, true); }
@@ -957,11 +877,20 @@ class IDBObjectStore {
     meta.deleted = true;
   }
 }
+defineInterface(IDBObjectStore, 'IDBObjectStore', {
+  operations: {
+    put: 1, add: 1, delete: 1, clear: 0, get: 1, getKey: 1, getAll: 0, getAllKeys: 0,
+    getAllRecords: 0, count: 0, openCursor: 0, openKeyCursor: 0, index: 1, createIndex: 2,
+    deleteIndex: 1,
+  },
+});
 
-function read(source, index, kind, range, count, direction) {
+function read(source, index, kind, convertArgs) {
   const si = source instanceof IDBIndex ? liveIndex(source).store[internal] : liveStore(source);
   const tx = si.tx;
   checkActive(tx);
+  // The query is converted only once the transaction is known to be active (the spec's order).
+  const [range, count, direction] = convertArgs();
   const kp = si.meta.keyPath;
   let convert = null;
   if (kind === 'get') convert = (v) => revive(v, kp);
@@ -1010,30 +939,6 @@ function getAllArgs(queryOrOptions, count) {
   return getAllOptions(queryOrOptions);
 }
 
-function readAll(source, kind, [range, count, direction]) {
-  return read(source, null, kind, range, count, direction);
-}
-
-/** IDBRecord (IndexedDB 3.0): a record's key, primary key and value. */
-class IDBRecord {
-  constructor() { illegal(); }
-  get key() { return this[internal].key; }
-  get primaryKey() { return this[internal].primaryKey; }
-  get value() { return this[internal].value; }
-}
-Object.defineProperty(IDBRecord.prototype, Symbol.toStringTag, { value: 'IDBRecord', configurable: true });
-
-/** `[key, primaryKey, value, …]` from the native layer as IDBRecords. */
-function recordsOf(rows, kp) {
-  const records = [];
-  for (let i = 0; i < rows.length; i += 3) {
-    const r = Object.create(IDBRecord.prototype);
-    r[internal] = { key: rows[i], primaryKey: rows[i + 1], value: revive(rows[i + 2], kp) };
-    records.push(r);
-  }
-  return records;
-}
-
 // ---- IDBIndex ----
 
 function indexFor(store, meta) {
@@ -1071,19 +976,30 @@ class IDBIndex {
     indexes.set(value, xi.meta);
   }
   get objectStore() { return this[internal].store; }
-  get keyPath() { return copyKeyPath(this[internal].meta.keyPath); }
+  get keyPath() {
+    // [SameObject]: an array key path is one array for the life of this object.
+    const o = this[internal];
+    if (!('keyPath' in o)) o.keyPath = copyKeyPath(o.meta.keyPath);
+    return o.keyPath;
+  }
   get multiEntry() { return this[internal].meta.multiEntry; }
   get unique() { return this[internal].meta.unique; }
 
-  get(query) { return read(this, this, 'get', toRange(query, true)); }
-  getKey(query) { return read(this, this, 'getKey', toRange(query, true)); }
-  getAll(queryOrOptions, count) { return readAll(this, 'getAll', getAllArgs(queryOrOptions, count)); }
-  getAllKeys(queryOrOptions, count) { return readAll(this, 'getAllKeys', getAllArgs(queryOrOptions, count)); }
-  getAllRecords(options) { return readAll(this, 'getAllRecords', getAllOptions(options)); }
-  count(query) { return read(this, this, 'count', toRange(query, false)); }
+  get(query) { return read(this, this, 'get', () => [toRange(query, true)]); }
+  getKey(query) { return read(this, this, 'getKey', () => [toRange(query, true)]); }
+  getAll(queryOrOptions, count) { return read(this, null, 'getAll', () => getAllArgs(queryOrOptions, count)); }
+  getAllKeys(queryOrOptions, count) { return read(this, null, 'getAllKeys', () => getAllArgs(queryOrOptions, count)); }
+  getAllRecords(options) { return read(this, null, 'getAllRecords', () => getAllOptions(options)); }
+  count(query) { return read(this, this, 'count', () => [toRange(query, false)]); }
   openCursor(query, direction = 'next') { return openCursor(this, this, query, direction, false); }
   openKeyCursor(query, direction = 'next') { return openCursor(this, this, query, direction, true); }
 }
+defineInterface(IDBIndex, 'IDBIndex', {
+  operations: {
+    get: 1, getKey: 1, getAll: 0, getAllKeys: 0, getAllRecords: 0, count: 0, openCursor: 0,
+    openKeyCursor: 0,
+  },
+});
 
 // ---- IDBCursor ----
 
@@ -1238,7 +1154,11 @@ function markStepping(cursor) {
   const ri = ci.request[internal];
   ri.readyState = 'pending';
   ri.again = true;
-  ci.tx[internal].requests.add(ci.request);
+  // Placed again: it goes after the requests placed before this step (their order is the
+  // order of the error events when the transaction aborts).
+  const requests = ci.tx[internal].requests;
+  requests.delete(ci.request);
+  requests.add(ci.request);
 }
 
 /** `count` plain steps: from the rows read ahead when they reach far enough, else through the worker. */
@@ -1372,10 +1292,14 @@ class IDBCursor {
     return placeWrite(ci.tx, this, 'cursorDelete', [ci.id]);
   }
 }
+defineInterface(IDBCursor, 'IDBCursor', {
+  operations: { advance: 1, continue: 0, continuePrimaryKey: 2, update: 1, delete: 0 },
+});
 
 class IDBCursorWithValue extends IDBCursor {
   get value() { return this[internal].value; }
 }
+defineInterface(IDBCursorWithValue, 'IDBCursorWithValue');
 
 module.exports = {
   IDBFactory,

@@ -188,7 +188,8 @@ test('object store and index reads with ranges, counts and limits', async () => 
     [{ id: 1, tag: 'odd' }, { id: 2, tag: 'even' }, { id: 3, tag: 'odd' }], [{ id: 1, tag: 'odd' }, { id: 2, tag: 'even' }],
     [2, 3, 4], 10, 3, { id: 2, tag: 'even' }, 1, [1, 3, 5], 5, undefined, undefined, 5, undefined, 0,
   ]);
-  assert.throws(() => s.get(), { name: 'DataError' });
+  assert.throws(() => s.get(), TypeError);
+  assert.throws(() => s.get(undefined), { name: 'DataError' });
   assert.throws(() => s.get({}), { name: 'DataError' });
   assert.throws(() => s.getAll(null, -1), TypeError);
   assert.throws(() => s.put({ noid: 1 }), { name: 'DataError' });

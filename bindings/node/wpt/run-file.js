@@ -39,6 +39,19 @@ for (const [name, value] of Object.entries({ self: globalThis, location })) {
 class WorkerGlobalScope {
   static [Symbol.hasInstance](o) { return o === globalThis; }
 }
+// A worker has `indexedDB` (WindowOrWorkerGlobalScope) on WorkerGlobalScope.prototype, an
+// accessor that needs the global as its `this`; the global's own accessor (auto.js) serves it.
+const globalIndexedDB = Object.getOwnPropertyDescriptor(globalThis, 'indexedDB').get;
+Object.defineProperty(WorkerGlobalScope.prototype, 'indexedDB', {
+  get: {
+    get indexedDB() {
+      if (this !== undefined && this !== globalThis) throw new TypeError('Illegal invocation');
+      return globalIndexedDB();
+    },
+  }.__lookupGetter__('indexedDB'),
+  enumerable: true,
+  configurable: true,
+});
 class DedicatedWorkerGlobalScope extends WorkerGlobalScope {
   static [Symbol.hasInstance](o) { return o === globalThis; }
 }

@@ -3,6 +3,7 @@
 
 const native = require('./native.js');
 const { rethrow } = require('./errors.js');
+const { defineInterface } = require('./webidl.js');
 
 function key(value) {
   try {
@@ -69,6 +70,10 @@ class IDBKeyRange {
     return true;
   }
 }
+defineInterface(IDBKeyRange, 'IDBKeyRange', {
+  operations: { includes: 1 },
+  statics: { only: 1, lowerBound: 1, upperBound: 1, bound: 2 },
+});
 
 function make(lower, upper, lowerOpen, upperOpen) {
   const r = Object.create(IDBKeyRange.prototype);

@@ -1,0 +1,80 @@
+'use strict';
+// The bridge to the native addon: one connection's calls to its engine thread, each with an
+// op id, and the batched replies that come back through a thread-safe function.
+
+const native = require('./native.js');
+const { rethrow } = require('./errors.js');
+
+class Connection {
+  constructor(factory) {
+    this.pending = new Map();
+    this.held = [];
+    this.nextId = 1;
+    this.busy = 0;
+    this.native = new native.NativeConnection(factory, (replies) => this.onReplies(replies));
+  }
+
+  /**
+   * Calls native method `method` with a fresh op id; `done(errorName, result)` gets the reply.
+   * With `ready` (a promise of the arguments: a write waiting for Blob bytes), the call and
+   * every later one wait until it settles, so the engine sees ops in the order submitted.
+   */
+  submit(method, args, done, ready) {
+    if (ready === undefined && this.held.length === 0) {
+      this.send(method, args, done);
+      return;
+    }
+    const entry = { method, args, done, ready: ready === undefined, error: null };
+    this.held.push(entry);
+    if (ready !== undefined) {
+      ready.then((a) => { entry.args = a; }, (e) => { entry.error = e; })
+        .then(() => { entry.ready = true; this.release(); });
+    }
+  }
+
+  /** Runs a native check of `method`'s arguments (its last argument: check only) now. */
+  check(method, args) {
+    try {
+      this.native[method](0, ...args, true);
+    } catch (e) {
+      throw rethrow(e);
+    }
+  }
+
+  send(method, args, done) {
+    const id = this.nextId++;
+    try {
+      this.native[method](id, ...args);
+    } catch (e) {
+      throw rethrow(e);
+    }
+    this.pending.set(id, done);
+    if (this.busy++ === 0) this.native.setBusy(true);
+  }
+
+  /** Sends the held calls whose arguments are ready, in order; a failure becomes the reply. */
+  release() {
+    while (this.held.length > 0 && this.held[0].ready) {
+      const { method, args, done, error } = this.held.shift();
+      try {
+        if (error !== null) throw error;
+        this.send(method, args, done);
+      } catch (e) {
+        const err = rethrow(e);
+        done(err.name || 'UnknownError', err.message);
+      }
+    }
+  }
+
+  onReplies(replies) {
+    for (let i = 0; i < replies.length; i += 3) {
+      const done = this.pending.get(replies[i]);
+      this.pending.delete(replies[i]);
+      this.busy--;
+      done(replies[i + 1], replies[i + 2]);
+    }
+    if (this.busy === 0) this.native.setBusy(false);
+  }
+}
+
+module.exports = { Connection };

@@ -1,0 +1,119 @@
+'use strict';
+// DOM event details: the success event's path, listener objects, the order of error events
+// when a transaction aborts, blocked in a task of its own, close() during an upgrade.
+const test = require('node:test');
+const assert = require('node:assert/strict');
+const { spawnSync } = require('node:child_process');
+const path = require('node:path');
+const { freshFactory, open, finished } = require('./helpers.js');
+
+async function withStore() {
+  const { factory } = freshFactory();
+  const db = await open(factory, 'db', 1, (db) => {
+    const s = db.createObjectStore('s');
+    s.put('a', 1);
+    s.put('b', 2);
+  });
+  return { factory, db };
+}
+
+test('success goes request → transaction → connection: capture listeners see it', async () => {
+  const { db } = await withStore();
+  const seen = [];
+  const tx = db.transaction('s');
+  db.addEventListener('success', (e) => seen.push(`capture db ${e.eventPhase}`), true);
+  db.addEventListener('success', () => seen.push('bubble db'));
+  tx.addEventListener('success', (e) => seen.push(`capture tx ${e.eventPhase}`), { capture: true });
+  const rq = tx.objectStore('s').get(1);
+  rq.addEventListener('success', (e) => seen.push(`target ${e.eventPhase} ${e.target === rq}`));
+  await finished(tx);
+  assert.deepEqual(seen, ['capture db 1', 'capture tx 1', 'target 2 true']);
+  db.close();
+});
+
+test('a listener object whose handleEvent is not callable aborts the transaction', () => {
+  // In a child process: the TypeError is reported as an uncaught exception, as a browser does.
+  const script = `
+    const { IDBFactory } = require(${JSON.stringify(path.join(__dirname, '..'))});
+    const reported = [];
+    process.on('uncaughtException', (e) => reported.push(e.constructor.name + ': ' + e.message));
+    const rq = new IDBFactory({ memory: true }).open('db', 1);
+    rq.onupgradeneeded = () => rq.result.createObjectStore('s');
+    rq.onsuccess = () => {
+      const tx = rq.result.transaction('s', 'readwrite');
+      tx.objectStore('s').put('c', 3).addEventListener('success', { handleEvent: 42 });
+      tx.oncomplete = () => console.log(JSON.stringify(['complete', reported]));
+      tx.onabort = () => console.log(JSON.stringify([tx.error.name, reported]));
+    };
+  `;
+  const r = spawnSync(process.execPath, ['-e', script], { encoding: 'utf8' });
+  assert.equal(r.status, 0, r.stderr);
+  assert.deepEqual(JSON.parse(r.stdout), ['AbortError', ["TypeError: the listener's handleEvent is not callable"]]);
+});
+
+test('on abort, error events fire in the order the requests were placed, a stepped cursor last', async () => {
+  const { db } = await withStore();
+  const tx = db.transaction('s', 'readwrite');
+  const store = tx.objectStore('s');
+  const order = [];
+  const cursorRequest = store.openCursor();
+  await new Promise((resolve) => { cursorRequest.onsuccess = resolve; });
+  const requests = [store.get(1), store.count(), store.put('d', 4)];
+  cursorRequest.result.continue();
+  requests.push(cursorRequest);
+  requests.forEach((r, i) => {
+    r.onsuccess = () => order.push(`success ${i}`);
+    r.onerror = (e) => { e.preventDefault(); order.push(`${r.error.name} ${i}`); };
+  });
+  const aborted = new Promise((resolve) => { tx.onabort = resolve; });
+  tx.abort();
+  await aborted;
+  assert.deepEqual(order, ['AbortError 0', 'AbortError 1', 'AbortError 2', 'AbortError 3']);
+  db.close();
+});
+
+test('blocked fires in its own task: a close in a versionchange promise continuation unblocks', async () => {
+  const { factory, db } = await withStore();
+  const events = [];
+  db.onversionchange = () => { Promise.resolve().then(() => db.close()); };
+  const rq = factory.open('db', 2);
+  rq.onblocked = () => events.push('blocked');
+  rq.onupgradeneeded = () => events.push('upgradeneeded');
+  await new Promise((resolve) => { rq.onsuccess = resolve; });
+  assert.deepEqual(events, ['upgradeneeded']);
+  rq.result.close();
+
+  // Still open after the versionchange task and its continuations: blocked, then the upgrade.
+  const db3 = rq.result;
+  const again = await open(factory, 'db', 2);
+  again.onversionchange = () => setTimeout(() => again.close(), 20);
+  const rq3 = factory.open('db', 3);
+  const later = [];
+  await Promise.resolve();
+  rq3.onblocked = (e) => later.push(`blocked ${e.oldVersion} ${e.newVersion}`);
+  rq3.onupgradeneeded = () => later.push('upgradeneeded');
+  await new Promise((resolve) => { rq3.onsuccess = resolve; });
+  assert.deepEqual(later, ['blocked 2 3', 'upgradeneeded']);
+  rq3.result.close();
+  assert.equal(db3.version, 2);
+});
+
+test('close() during upgradeneeded: the upgrade commits, the open fails with AbortError', async () => {
+  const { factory } = freshFactory();
+  const rq = factory.open('db', 1);
+  let db;
+  let completed = false;
+  rq.onupgradeneeded = () => {
+    db = rq.result;
+    db.createObjectStore('os');
+    db.close();
+    rq.transaction.oncomplete = () => { completed = true; };
+  };
+  const error = await new Promise((resolve) => { rq.onerror = (e) => { e.preventDefault(); resolve(rq.error); }; });
+  assert.equal(error.name, 'AbortError');
+  assert.equal(completed, true);
+  assert.equal(rq.result, undefined);
+  assert.equal(db.version, 1);
+  assert.deepEqual([...db.objectStoreNames], ['os']);
+  assert.throws(() => db.transaction('os'), { name: 'InvalidStateError' });
+});
