@@ -3,10 +3,8 @@
 mod common;
 
 use std::process::{Command, Stdio};
-use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::Arc;
 
-use common::{script, Env};
+use common::{script, Env, Writer};
 
 fn ok(env: &Env, args: &[&str]) -> String {
     let run = env.run(args);
@@ -30,36 +28,14 @@ fn a_backup_taken_while_a_writer_runs_opens_and_passes_check() {
     ok(&env, &["create-store", "db", "s", "--auto-increment"]);
     ok(&env, &["create-index", "db", "s", "n", "n"]);
     // A writer adding records in transactions of 50 until told to stop.
-    let stop = Arc::new(AtomicBool::new(false));
-    let writer = {
-        let (stop, dir) = (stop.clone(), env.data_dir());
-        std::thread::spawn(move || {
-            let batch: String = (0..50)
-                .map(|i| format!("{{\"op\":\"add\",\"store\":\"s\",\"value\":{{\"n\":{i}}}}}\n"))
-                .collect();
-            let mut rounds = 0;
-            while !stop.load(Ordering::Relaxed) || rounds < 3 {
-                let mut child = Command::new(env!("CARGO_BIN_EXE_indexa"))
-                    .arg("--data-dir")
-                    .arg(&dir)
-                    .args(["batch", "db"])
-                    .stdin(Stdio::piped())
-                    .stdout(Stdio::null())
-                    .spawn()
-                    .unwrap();
-                std::io::Write::write_all(child.stdin.as_mut().unwrap(), batch.as_bytes()).unwrap();
-                drop(child.stdin.take());
-                assert!(child.wait().unwrap().success());
-                rounds += 1;
-            }
-            rounds
-        })
-    };
+    let batch: String = (0..50)
+        .map(|i| format!("{{\"op\":\"add\",\"store\":\"s\",\"value\":{{\"n\":{i}}}}}\n"))
+        .collect();
+    let writer = Writer::start(&env, "db", batch);
     let backups = env.dir.path().join("backups");
     std::thread::sleep(std::time::Duration::from_millis(300));
     let run = env.run(&["backup", "db", backups.to_str().unwrap()]);
-    stop.store(true, Ordering::Relaxed);
-    let rounds = writer.join().unwrap();
+    let rounds = writer.stop();
     assert_eq!(run.code, 0, "{run:?}");
     assert_eq!(
         run.stderr,
@@ -71,7 +47,7 @@ fn a_backup_taken_while_a_writer_runs_opens_and_passes_check() {
     let check = indexa(&backups, &["check", "db"]);
     assert!(check.status.success(), "{check:?}");
     // Whole writer transactions only: a multiple of 50 records.
-    let count: u64 = String::from_utf8(indexa(&backups, &["query", "db", "s", "--count"]).stdout)
+    let count: usize = String::from_utf8(indexa(&backups, &["query", "db", "s", "--count"]).stdout)
         .unwrap()
         .trim()
         .parse()

@@ -5,7 +5,7 @@ mod common;
 
 use std::path::Path;
 
-use common::{script, Env};
+use common::{script, Env, Writer};
 use indexa::{Factory, Key, KeyPath, TransactionMode, Value};
 use indexa_cli::dump::{dump, restore, DumpArgs, RestoreArgs};
 use indexa_cli::open::DataDir;
@@ -430,44 +430,19 @@ proptest! {
 
 #[test]
 fn a_dump_taken_while_a_writer_runs_holds_whole_transactions() {
-    use std::process::{Command, Stdio};
-    use std::sync::atomic::{AtomicBool, Ordering};
-    use std::sync::Arc;
     let env = Env::new();
     ok(&env, &["create-store", "db", "s", "--auto-increment"]);
     ok(&env, &["create-store", "db", "t", "--auto-increment"]);
     // Each writer transaction adds 25 records to each of two stores.
-    let stop = Arc::new(AtomicBool::new(false));
-    let writer = {
-        let (stop, dir) = (stop.clone(), env.data_dir());
-        std::thread::spawn(move || {
-            let batch: String = (0..25)
-                .flat_map(|i| {
-                    ["s", "t"]
-                        .map(|s| format!("{{\"op\":\"add\",\"store\":\"{s}\",\"value\":{i}}}\n"))
-                })
-                .collect();
-            let mut rounds = 0;
-            while !stop.load(Ordering::Relaxed) || rounds < 3 {
-                let mut child = Command::new(env!("CARGO_BIN_EXE_indexa"))
-                    .arg("--data-dir")
-                    .arg(&dir)
-                    .args(["batch", "db"])
-                    .stdin(Stdio::piped())
-                    .stdout(Stdio::null())
-                    .spawn()
-                    .unwrap();
-                std::io::Write::write_all(child.stdin.as_mut().unwrap(), batch.as_bytes()).unwrap();
-                drop(child.stdin.take());
-                assert!(child.wait().unwrap().success());
-                rounds += 1;
-            }
+    let batch: String = (0..25)
+        .flat_map(|i| {
+            ["s", "t"].map(|s| format!("{{\"op\":\"add\",\"store\":\"{s}\",\"value\":{i}}}\n"))
         })
-    };
+        .collect();
+    let writer = Writer::start(&env, "db", batch);
     std::thread::sleep(std::time::Duration::from_millis(300));
     let text = ok(&env, &["dump", "db"]);
-    stop.store(true, Ordering::Relaxed);
-    writer.join().unwrap();
+    writer.stop();
     let lines: Vec<&str> = text.lines().collect();
     let t_line = lines
         .iter()

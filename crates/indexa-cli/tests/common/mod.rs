@@ -5,6 +5,9 @@
 use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+use std::thread::JoinHandle;
 
 use tempfile::TempDir;
 
@@ -97,6 +100,51 @@ impl Env {
         let path = self.dir.path().join(name);
         std::fs::write(&path, contents).expect("write test file");
         path
+    }
+}
+
+/// A writer in the background: commits `batch` (batch-protocol lines, one transaction) to
+/// database `db` through a new `indexa batch` process, again and again, at least three times
+/// and until [`Writer::stop`].
+pub struct Writer {
+    stop: Arc<AtomicBool>,
+    thread: JoinHandle<usize>,
+}
+
+impl Writer {
+    /// Starts writing to `db` in the data directory of `env`.
+    pub fn start(env: &Env, db: &str, batch: String) -> Writer {
+        let stop = Arc::new(AtomicBool::new(false));
+        let (flag, dir, db) = (stop.clone(), env.data_dir(), db.to_owned());
+        let thread = std::thread::spawn(move || {
+            let mut rounds = 0;
+            while !flag.load(Ordering::Relaxed) || rounds < 3 {
+                let mut child = Command::new(env!("CARGO_BIN_EXE_indexa"))
+                    .arg("--data-dir")
+                    .arg(&dir)
+                    .args(["batch", &db])
+                    .stdin(Stdio::piped())
+                    .stdout(Stdio::null())
+                    .spawn()
+                    .unwrap();
+                child
+                    .stdin
+                    .take()
+                    .unwrap()
+                    .write_all(batch.as_bytes())
+                    .unwrap();
+                assert!(child.wait().unwrap().success());
+                rounds += 1;
+            }
+            rounds
+        });
+        Writer { stop, thread }
+    }
+
+    /// Stops the writer after its current transaction; returns how many it committed.
+    pub fn stop(self) -> usize {
+        self.stop.store(true, Ordering::Relaxed);
+        self.thread.join().unwrap()
     }
 }
 
