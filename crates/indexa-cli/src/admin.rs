@@ -149,7 +149,8 @@ fn write_info_text<W: Write>(info: &Value, out: &mut Lines<W>) -> CmdResult {
 }
 
 /// Runs `indexa list`: one line per database, `NAME<TAB>VERSION`, sorted by name. A name
-/// is written as it is when it is plain (see [`list_name`]), else as a JSON string. Then each
+/// is written as it is when it is plain (no control character, backslash, U+2028, U+2029 or
+/// lone surrogate, and no leading `"`), else as a JSON string. Then each
 /// file under a database file name that could not be read (see
 /// [`indexa::Factory::scan_databases`]) is reported on stderr as
 /// `indexa: UnknownError: <file and why>`, and the exit status is 1.

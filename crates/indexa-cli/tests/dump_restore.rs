@@ -313,9 +313,9 @@ fn build(factory: &Factory, stores: &[StoreSpec]) {
                     1 => Some(KeyPath::parse("id")?),
                     _ => Some(KeyPath::parse("")?),
                 };
-                let s = tx.create_object_store(&format!("s{i}"), kp, spec.auto_increment)?;
+                let s = tx.create_object_store(format!("s{i}"), kp, spec.auto_increment)?;
                 for (j, (path, unique, multi)) in spec.indexes.iter().enumerate() {
-                    s.create_index(&format!("i{j}"), KeyPath::parse(path)?, *unique, *multi)?;
+                    s.create_index(format!("i{j}"), KeyPath::parse(path)?, *unique, *multi)?;
                 }
             }
             Ok(())
