@@ -6,7 +6,8 @@
 const fs = require('node:fs');
 const native = require('./native.js');
 const { rethrow, named } = require('./errors.js');
-const { IDBEvent, IDBVersionChangeEvent, dispatch } = require('./events.js');
+const { IDBEvent, IDBVersionChangeEvent } = require('./events.js');
+const { fire } = require('./tasks.js');
 const { defineInterface, enforceRangeUnsigned } = require('./webidl.js');
 const { cmp } = require('./IDBKeyRange.js');
 const { Connection } = require('./connection.js');
@@ -117,27 +118,50 @@ function next(entry) {
   });
 }
 
+/** Fires the request's error event with `error`, in a task of its own. */
 function fireRequestError(request, error) {
   const ri = request[internal];
-  ri.readyState = 'done';
-  ri.result = undefined;
-  ri.error = error;
-  dispatch(new IDBEvent('error', { bubbles: true, cancelable: true }), [request]);
+  const begin = () => {
+    ri.readyState = 'done';
+    ri.result = undefined;
+    ri.error = error;
+  };
+  fire(new IDBEvent('error', { bubbles: true, cancelable: true }), [request], { begin });
+}
+
+/** Fires the request's success event, in a task of its own, with `result` as its result. */
+function fireRequestSuccess(request, result, event = new IDBEvent('success')) {
+  const ri = request[internal];
+  const begin = () => {
+    ri.readyState = 'done';
+    ri.result = result;
+  };
+  fire(event, [request], { begin });
 }
 
 /** Fires versionchange at the other open connections and waits until they are closed. */
 async function closeOthers(entry, oldVersion, newVersion, request, except) {
   const others = [...entry.connections].filter((c) => c !== except && !c[internal].closePending);
-  for (const c of others) {
-    if (c[internal].closePending) continue;
-    dispatch(new IDBVersionChangeEvent('versionchange', { oldVersion, newVersion }), [c]);
-  }
+  // Each versionchange in a task of its own, skipped for a connection an earlier one closed.
+  await new Promise((resolve) => {
+    let left = others.length;
+    const fired = () => { if (--left === 0) resolve(); };
+    if (left === 0) resolve();
+    for (const c of others) {
+      const begin = () => {
+        if (!c[internal].closePending) return true;
+        fired();
+        return false;
+      };
+      fire(new IDBVersionChangeEvent('versionchange', { oldVersion, newVersion }), [c], { begin, done: fired });
+    }
+  });
   // blocked comes in a task of its own, after the versionchange handlers and their promise
   // continuations ran: a connection they closed no longer blocks.
   if (others.some((c) => !c[internal].closePending)) {
     await new Promise((resolve) => setImmediate(resolve));
     if (others.some((c) => !c[internal].closePending)) {
-      dispatch(new IDBVersionChangeEvent('blocked', { oldVersion, newVersion }), [request]);
+      fire(new IDBVersionChangeEvent('blocked', { oldVersion, newVersion }), [request]);
     }
   }
   await Promise.all(others.map((c) => c[internal].closed));
@@ -174,9 +198,7 @@ async function runOpen(factory, entry, name, version, request) {
   entry.connections.add(db);
   const ri = request[internal];
   if (info.oldVersion === null) {
-    ri.readyState = 'done';
-    ri.result = db;
-    dispatch(new IDBEvent('success'), [request]);
+    fireRequestSuccess(request, db);
     return;
   }
   // The upgrade transaction: already begun in the engine.
@@ -185,20 +207,30 @@ async function runOpen(factory, entry, name, version, request) {
   tx[internal].oldVersion = info.oldVersion;
   db[internal].upgrade = tx;
   db[internal].version = version;
-  ri.readyState = 'done';
-  ri.result = db;
-  ri.transaction = tx;
   tx[internal].openRequest = request;
   const done = new Promise((resolve) => { tx[internal].onFinish = resolve; });
-  activate(tx);
   const ev = new IDBVersionChangeEvent('upgradeneeded', { oldVersion: info.oldVersion, newVersion: version });
-  const { threw } = dispatch(ev, [request]);
-  if (threw) abortTransaction(tx, new DOMException('an upgradeneeded handler threw', 'AbortError'));
+  // The upgrade transaction is active while upgradeneeded is dispatched (and its listeners'
+  // microtasks run), then until the end of the task.
+  fire(ev, [request], {
+    begin: () => {
+      ri.readyState = 'done';
+      ri.result = db;
+      ri.transaction = tx;
+      tx[internal].dispatching++;
+      activate(tx);
+    },
+    done: ({ threw }) => {
+      tx[internal].dispatching--;
+      if (threw) abortTransaction(tx, new DOMException('an upgradeneeded handler threw', 'AbortError'));
+      else activate(tx);
+    },
+  });
   const committed = await done;
   db[internal].upgrade = null;
   ri.transaction = null;
   if (committed && !db[internal].closePending) {
-    dispatch(new IDBEvent('success'), [request]);
+    fireRequestSuccess(request, db);
   } else {
     // Aborted, or committed on a connection closed during the upgrade: the open fails
     // ("open a database connection", the step after the upgrade: connection closed → AbortError).
@@ -219,10 +251,7 @@ async function runDelete(factory, entry, name, request) {
   } catch (e) {
     return fireRequestError(request, e);
   }
-  const ri = request[internal];
-  ri.readyState = 'done';
-  ri.result = undefined;
-  dispatch(new IDBVersionChangeEvent('success', { oldVersion: old, newVersion: null }), [request]);
+  fireRequestSuccess(request, undefined, new IDBVersionChangeEvent('success', { oldVersion: old, newVersion: null }));
 }
 
 module.exports = { IDBFactory };

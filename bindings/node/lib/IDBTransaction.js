@@ -75,6 +75,8 @@ function newTransaction(db, scope, mode, durability, id) {
     // Cursors holding rows read ahead or steps taken through them (see "read ahead" below),
     // and the cursor step served from such rows whose success event has yet to fire.
     readAhead: new Set(), servedStep: null,
+    // How many of its events are being dispatched (it stays active meanwhile).
+    dispatching: 0,
   };
   di.txs.add(tx);
   di.entry.txs.push(tx);

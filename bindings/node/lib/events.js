@@ -1,6 +1,7 @@
 'use strict';
 // Events with the DOM's propagation (capture, target, bubble) over the IndexedDB parent chain
-// request → transaction → database, which Node's own EventTarget (no tree) cannot do.
+// request → transaction → database, which Node's own EventTarget (no tree) cannot do. The
+// events the package fires go through tasks.js.
 
 const { defineInterface } = require('./webidl.js');
 
@@ -160,7 +161,11 @@ function defineHandlers(cls, types) {
   }
 }
 
-function invoke(target, event, phase) {
+/**
+ * Invokes the listeners of `target` for `event` in `phase` ("inner invoke"), yielding after
+ * each listener call.
+ */
+function* invoke(target, event, phase) {
   const s = event[state];
   const list = target[listeners] && target[listeners].get(event.type);
   if (!list || list.length === 0) return;
@@ -186,14 +191,15 @@ function invoke(target, event, phase) {
     }
     s.passive = false;
     if (s.stopImmediate) return;
+    yield;
   }
 }
 
 /**
- * Fires `event` at `path[0]` with `path.slice(1)` as its parents (nearest first).
- * Returns `{ canceled, threw }`.
+ * The DOM's dispatch of `event` at `path[0]` with `path.slice(1)` as its parents (nearest
+ * first), yielding after each listener call; it returns `{ canceled, threw }`.
  */
-function dispatch(event, path) {
+function* dispatchSteps(event, path) {
   const s = event[state];
   s.target = path[0];
   s.path = path;
@@ -201,16 +207,16 @@ function dispatch(event, path) {
   s.threw = false;
   for (let i = path.length - 1; i >= 1 && !s.stop; i--) {
     s.phase = CAPTURING_PHASE;
-    invoke(path[i], event, CAPTURING_PHASE);
+    yield* invoke(path[i], event, CAPTURING_PHASE);
   }
   if (!s.stop) {
     s.phase = AT_TARGET;
-    invoke(path[0], event, AT_TARGET);
+    yield* invoke(path[0], event, AT_TARGET);
   }
   if (event.bubbles) {
     for (let i = 1; i < path.length && !s.stop; i++) {
       s.phase = BUBBLING_PHASE;
-      invoke(path[i], event, BUBBLING_PHASE);
+      yield* invoke(path[i], event, BUBBLING_PHASE);
     }
   }
   s.phase = NONE;
@@ -219,4 +225,18 @@ function dispatch(event, path) {
   return { canceled: s.canceled, threw: s.threw };
 }
 
-module.exports = { IDBEvent, IDBVersionChangeEvent, defineEventTarget, initEventTarget, defineHandlers, dispatch };
+/**
+ * Dispatches `event` at `path[0]` with `path.slice(1)` as its parents (nearest first), all
+ * listeners in one go, as `dispatchEvent()` does (script is running, so no microtask
+ * checkpoint between listeners). Returns `{ canceled, threw }`.
+ */
+function dispatch(event, path) {
+  const steps = dispatchSteps(event, path);
+  let step = steps.next();
+  while (!step.done) step = steps.next();
+  return step.value;
+}
+
+module.exports = {
+  IDBEvent, IDBVersionChangeEvent, defineEventTarget, initEventTarget, defineHandlers, dispatchSteps,
+};

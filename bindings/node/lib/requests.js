@@ -6,10 +6,11 @@
 
 const { internal } = require('./internal.js');
 const { named } = require('./errors.js');
-const { IDBEvent, dispatch } = require('./events.js');
+const { IDBEvent } = require('./events.js');
+const { fire } = require('./tasks.js');
 const { cloneForStorage, withBlobBytes } = require('./values.js');
 const { IDBRequest, newRequest } = require('./IDBRequest.js');
-const { activate, maybeCommit, abortTransaction } = require('./transactionLifecycle.js');
+const { activate, maybeCommit, abortTransaction, settleCall } = require('./transactionLifecycle.js');
 const { runServedStep } = require('./readAhead.js');
 
 /** A schema change in the upgrade transaction; its failure aborts the transaction. */
@@ -19,10 +20,7 @@ function schemaOp(tx, method, args) {
   ti.pending++;
   ti.db[internal].conn.submit(method, [ti.id, ...args], (err, message) => {
     runServedStep(ti);
-    ti.pending--;
-    if (ti.state === 'finished') return;
-    if (err !== null) abortTransaction(tx, named(err, message));
-    else maybeCommit(tx);
+    settleCall(tx, err, message);
   });
 }
 
@@ -62,12 +60,7 @@ function dropReadAhead(tx) {
     if (ci.ahead.at < ci.ahead.rows.length) ci.nextBatch = 1;
     if (ci.skipped > 0) {
       ti.pending++;
-      ti.db[internal].conn.submit('cursorSync', [ci.id, ci.skipped], (err, message) => {
-        ti.pending--;
-        if (ti.state === 'finished') return;
-        if (err !== null) abortTransaction(tx, named(err, message));
-        else maybeCommit(tx);
-      });
+      ti.db[internal].conn.submit('cursorSync', [ci.id, ci.skipped], (err, message) => settleCall(tx, err, message));
     }
     ci.ahead = null;
     ci.skipped = 0;
@@ -130,44 +123,57 @@ function placeCloneWrite(tx, source, method, args, c, bytesAt) {
   return placeRequest(tx, source, method, args, undefined, undefined, ready);
 }
 
-/** A request of `tx` is done: its result (or error) is set and its event fired. */
+/**
+ * A request of `tx` is done: in a task of its own, its result (or error) is set and its event
+ * fired; while the event is dispatched the transaction stays active and does not commit.
+ */
 function settle(tx, r, convert, err, result) {
   const ti = tx[internal];
-  ti.pending--;
-  if (ti.state === 'finished') return;
   const ri = r[internal];
-  ri.readyState = 'done';
-  ri.again = false;
-  const wasCommitting = ti.state === 'committing';
-  if (!wasCommitting) ti.state = 'active';
-  if (err === null) {
-    ri.result = convert ? convert(result) : result;
-    ri.error = undefined;
-    release(ti, r);
-    // success does not bubble, but its path is request → transaction → connection, so
-    // capture listeners on the transaction and the connection see it.
-    const { threw } = dispatch(new IDBEvent('success'), [r, tx, ti.db]);
-    // After commit() the state is committing, not active: an exception no longer aborts.
-    if (threw && !wasCommitting && ti.state !== 'finished') {
-      abortTransaction(tx, new DOMException('a success handler threw', 'AbortError'));
-      return;
+  let wasCommitting = false;
+  const begin = () => {
+    ti.pending--;
+    if (ti.state === 'finished') return false;
+    ri.readyState = 'done';
+    ri.again = false;
+    wasCommitting = ti.state === 'committing';
+    if (!wasCommitting) ti.state = 'active';
+    if (err === null) {
+      ri.result = convert ? convert(result) : result;
+      ri.error = undefined;
+    } else {
+      ri.result = undefined;
+      ri.error = named(err, result);
     }
-  } else {
-    ri.result = undefined;
-    ri.error = named(err, result);
     release(ti, r);
-    const { canceled, threw } = dispatch(new IDBEvent('error', { bubbles: true, cancelable: true }), [r, tx, ti.db]);
-    // An error not prevented aborts even a committing transaction (its commit waits for
-    // this event); an exception in a handler aborts only an active one, as for success.
-    const handlerAborts = threw && !wasCommitting;
-    if (ti.state !== 'finished' && (handlerAborts || !canceled)) {
-      abortTransaction(tx, handlerAborts ? new DOMException('an error handler threw', 'AbortError') : ri.error);
-      return;
+    ti.dispatching++;
+    return true;
+  };
+  const done = ({ canceled, threw }) => {
+    ti.dispatching--;
+    if (err === null) {
+      // After commit() the state is committing, not active: an exception no longer aborts.
+      if (threw && !wasCommitting && ti.state !== 'finished') {
+        abortTransaction(tx, new DOMException('a success handler threw', 'AbortError'));
+        return;
+      }
+    } else {
+      // An error not prevented aborts even a committing transaction (its commit waits for
+      // this event); an exception in a handler aborts only an active one, as for success.
+      const handlerAborts = threw && !wasCommitting;
+      if (ti.state !== 'finished' && (handlerAborts || !canceled)) {
+        abortTransaction(tx, handlerAborts ? new DOMException('an error handler threw', 'AbortError') : ri.error);
+        return;
+      }
     }
-  }
-  if (ti.state === 'finished') return;
-  if (wasCommitting) maybeCommit(tx);
-  else activate(tx);
+    if (ti.state === 'finished') return;
+    if (wasCommitting) maybeCommit(tx);
+    else activate(tx);
+  };
+  // success does not bubble, but its path is request → transaction → connection, so
+  // capture listeners on the transaction and the connection see it.
+  const event = err === null ? new IDBEvent('success') : new IDBEvent('error', { bubbles: true, cancelable: true });
+  fire(event, [r, tx, ti.db], { begin, done });
 }
 
 module.exports = {

@@ -6,7 +6,8 @@
 
 const { internal } = require('./internal.js');
 const { named } = require('./errors.js');
-const { IDBEvent, dispatch } = require('./events.js');
+const { IDBEvent } = require('./events.js');
+const { fire, queueTask, afterMicrotasks } = require('./tasks.js');
 const { restoreSchema } = require('./schema.js');
 const { forgetReadAhead, runServedStep } = require('./readAhead.js');
 const { maybeClosed } = require('./closeConnection.js');
@@ -51,19 +52,28 @@ function schedule(entry) {
     if (ti.mode === 'readonly') runningReadonly++;
     const di = ti.db[internal];
     di.conn.submit('begin', [ti.id, ti.scope, ti.mode, ti.durability], (err, message) => {
-      if (err !== null && ti.state !== 'finished') abortTransaction(t, named(err, message));
+      if (err === null) return;
+      queueTask(() => {
+        if (ti.state !== 'finished') abortTransaction(t, named(err, message));
+      });
     });
   }
 }
 
-/** Makes `tx` active until the end of the current task, then inactive (and commits it if nothing is pending). */
+/**
+ * Makes `tx` active until the current task and its microtasks have run ("when control returns
+ * to the event loop"), then inactive, and commits it if nothing is pending. While one of its
+ * events is being dispatched (`dispatching`) it stays active: the end of that dispatch
+ * activates it again.
+ */
 function activate(tx) {
   const ti = tx[internal];
   if (ti.state === 'inactive') ti.state = 'active';
   if (!ti.deactivation) {
     ti.deactivation = true;
-    setImmediate(() => {
+    afterMicrotasks(() => {
       ti.deactivation = false;
+      if (ti.dispatching > 0) return;
       if (ti.state === 'active') ti.state = 'inactive';
       maybeCommit(tx);
     });
@@ -72,11 +82,12 @@ function activate(tx) {
 
 /**
  * Auto-commit of an inactive transaction with no request pending; and the engine commit of
- * a committing one once its last request's event has been dispatched.
+ * a committing one once its last request's event has been dispatched (none is being
+ * dispatched).
  */
 function maybeCommit(tx) {
   const ti = tx[internal];
-  if (ti.pending !== 0) return;
+  if (ti.pending !== 0 || ti.dispatching > 0) return;
   if (ti.state === 'inactive') commitTransaction(tx);
   else if (ti.state === 'committing') commitInEngine(tx);
 }
@@ -107,8 +118,7 @@ function commitInEngine(tx) {
     ti.state = 'finished';
     if (ti.mode === 'versionchange') ti.db[internal].version = ti.db[internal].version;
     finished(tx);
-    dispatch(new IDBEvent('complete'), [tx]);
-    if (ti.onFinish) ti.onFinish(true);
+    fire(new IDBEvent('complete'), [tx], { done: () => { if (ti.onFinish) ti.onFinish(true); } });
   });
 }
 
@@ -146,17 +156,33 @@ function abortTransaction(tx, error, engineDone = false) {
       for (const r of ti.requests) {
         const ri = r[internal];
         if (ri.readyState === 'done' && !ri.again) continue;
-        ri.readyState = 'done';
-        ri.result = undefined;
-        ri.error = new DOMException('the transaction was aborted', 'AbortError');
-        dispatch(new IDBEvent('error', { bubbles: true, cancelable: true }), [r, tx, db]);
+        const begin = () => {
+          ri.readyState = 'done';
+          ri.result = undefined;
+          ri.error = new DOMException('the transaction was aborted', 'AbortError');
+        };
+        fire(new IDBEvent('error', { bubbles: true, cancelable: true }), [r, tx, db], { begin });
       }
-      dispatch(new IDBEvent('abort', { bubbles: true }), [tx, db]);
-      if (ti.onFinish) ti.onFinish(false);
+      fire(new IDBEvent('abort', { bubbles: true }), [tx, db], { done: () => { if (ti.onFinish) ti.onFinish(false); } });
     });
   };
   if (engineDone) afterEngine();
   else db[internal].conn.submit('abort', [ti.id], () => afterEngine());
+}
+
+/**
+ * The reply to a call of `tx` that places no request (a schema change, a cursor catching up),
+ * taken in a task of its own so that it acts after the events fired before it: a failure
+ * aborts the transaction.
+ */
+function settleCall(tx, err, message) {
+  const ti = tx[internal];
+  queueTask(() => {
+    ti.pending--;
+    if (ti.state === 'finished') return;
+    if (err !== null) abortTransaction(tx, named(err, message));
+    else maybeCommit(tx);
+  });
 }
 
 /** TransactionInactiveError unless `tx` is active. */
@@ -166,5 +192,5 @@ function checkActive(tx) {
 }
 
 module.exports = {
-  schedule, activate, maybeCommit, commitTransaction, abortTransaction, checkActive,
+  schedule, activate, maybeCommit, commitTransaction, abortTransaction, settleCall, checkActive,
 };

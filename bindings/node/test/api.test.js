@@ -71,7 +71,14 @@ test('errors bubble request → transaction → database; not prevented, they ab
   const { db } = await withStore({ keyPath: 'id' }, [[{ id: 1 }]]);
   const log = [];
   db.onerror = (e) => log.push(['db', e.target === req, e.currentTarget === db]);
-  db.onabort = () => log.push(['db abort']);
+  // The abort event reaches the connection after the transaction's listeners and their
+  // microtasks (where `finished(tx)` settles) have run.
+  const dbAborted = new Promise((resolve) => {
+    db.onabort = () => {
+      log.push(['db abort']);
+      resolve();
+    };
+  });
   const tx = db.transaction('s', 'readwrite');
   const req = tx.objectStore('s').add({ id: 1 });
   const other = tx.objectStore('s').put({ id: 9 });
@@ -79,6 +86,7 @@ test('errors bubble request → transaction → database; not prevented, they ab
   tx.onerror = (e) => log.push(['tx', e.eventPhase]);
   other.onerror = () => log.push(['other', other.error.name]);
   await assert.rejects(finished(tx), { name: 'ConstraintError' });
+  await dbAborted;
   assert.deepEqual(log, [
     ['req', 'ConstraintError', true, true], ['tx', 3], ['db', true, true],
     ['other', 'AbortError'], ['tx', 3], ['db', false, true], ['db abort'],

@@ -1,11 +1,13 @@
 'use strict';
 // DOM event details: the success event's path, listener objects, the order of error events
-// when a transaction aborts, blocked in a task of its own, close() during an upgrade.
+// when a transaction aborts, blocked in a task of its own, close() during an upgrade, and the
+// microtask checkpoint after each listener.
 const test = require('node:test');
 const assert = require('node:assert/strict');
 const { spawnSync } = require('node:child_process');
 const path = require('node:path');
 const { freshFactory, open, finished } = require('./helpers.js');
+const { IDBVersionChangeEvent } = require('..');
 
 async function withStore() {
   const { factory } = freshFactory();
@@ -116,4 +118,76 @@ test('close() during upgradeneeded: the upgrade commits, the open fails with Abo
   assert.equal(db.version, 1);
   assert.deepEqual([...db.objectStoreNames], ['os']);
   assert.throws(() => db.transaction('os'), { name: 'InvalidStateError' });
+});
+
+/** Whether `tx` takes a request now (a get of key 1 in store 's'). */
+function isActive(tx) {
+  try {
+    tx.objectStore('s').get(1);
+    return true;
+  } catch (e) {
+    assert.equal(e.name, 'TransactionInactiveError');
+    return false;
+  }
+}
+
+test('a listener\'s microtasks run before the next listener; a transaction it made is then inactive', async () => {
+  const { db } = await withStore();
+  const tx = db.transaction('s');
+  const rq = tx.objectStore('s').get(1);
+  const log = [];
+  let made = null;
+  rq.addEventListener('success', () => {
+    made = db.transaction('s');
+    log.push(`first: made ${isActive(made)}`);
+    setImmediate(() => log.push('immediate'));
+    setTimeout(() => log.push('timeout'), 0);
+    Promise.resolve()
+      .then(() => log.push(`microtask: made ${isActive(made)}`))
+      .then(() => log.push('chained microtask'));
+  });
+  tx.addEventListener('success', () => log.push('never: success does not bubble'));
+  rq.addEventListener('success', () => {
+    log.push(`second: tx ${isActive(tx)}, made ${isActive(made)}`);
+  });
+  await finished(tx);
+  await new Promise((resolve) => setTimeout(resolve, 10));
+  assert.deepEqual(log, [
+    'first: made true', 'microtask: made true', 'chained microtask', 'second: tx true, made false',
+    'immediate', 'timeout',
+  ]);
+  db.close();
+});
+
+test('dispatchEvent() called by script runs every listener before any microtask', async () => {
+  const { db } = await withStore();
+  const log = [];
+  db.addEventListener('ping', () => {
+    log.push('first');
+    Promise.resolve().then(() => log.push('microtask'));
+  });
+  db.addEventListener('ping', () => log.push('second'));
+  db.dispatchEvent(new IDBVersionChangeEvent('ping'));
+  log.push('returned');
+  await Promise.resolve();
+  assert.deepEqual(log, ['first', 'second', 'returned', 'microtask']);
+  db.close();
+});
+
+test('events fire one task at a time: a request\'s listeners and microtasks finish before the next request\'s event', async () => {
+  const { db } = await withStore();
+  const tx = db.transaction('s');
+  const store = tx.objectStore('s');
+  const log = [];
+  const first = store.get(1);
+  const second = store.get(2);
+  first.onsuccess = () => {
+    log.push(`first ${first.result}, second ${second.readyState}`);
+    Promise.resolve().then(() => log.push('first microtask'));
+  };
+  first.addEventListener('success', () => log.push('first, second listener'));
+  second.onsuccess = () => log.push(`second ${second.result}`);
+  await finished(tx);
+  assert.deepEqual(log, ['first a, second pending', 'first microtask', 'first, second listener', 'second b']);
+  db.close();
 });

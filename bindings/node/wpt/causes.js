@@ -4,8 +4,6 @@
 // expectations.json (the first cause that matches; '' when none does, which the runner then
 // reports as an entry without a reason).
 
-const ISSUE_15 = 'issue 15';
-
 /** `[test(file, name, message), reason]`, most specific first. */
 const CAUSES = [
   // ---- WebIDL conformance of the interfaces ----
@@ -17,10 +15,6 @@ const CAUSES = [
     'Node.js 20 has no Float16Array, so the view type cannot be constructed'],
   [(f, n) => /^(DOMMatrix|DOMMatrixReadOnly|DOMPoint|DOMPointReadOnly|DOMRect|DOMRectReadOnly|ImageData): /.test(n),
     'a browser geometry/ImageData interface Node.js lacks: the runner gives a placeholder class, which the package clones as a plain object'],
-
-  // ---- the package's behaviour, by cause ----
-  [(f) => f === 'transaction-deactivation-timing.any.js',
-    'no microtask checkpoint between two listeners of one event (Node.js cannot run microtasks in the middle of a dispatch), so a transaction created in one listener is still active in the next'],
 ];
 
 function reasonFor(file, name, status, message) {

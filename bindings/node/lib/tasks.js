@@ -1,0 +1,84 @@
+'use strict';
+// The package's tasks, as a browser's event loop runs them (HTML "queue a task", DOM "inner
+// invoke"): each event the package fires, and each reply of the engine that changes a
+// transaction, is a task of its own; tasks run one at a time in the order queued, and after
+// each listener of an event the microtasks it queued run before the next listener.
+
+const { dispatchSteps } = require('./events.js');
+
+/**
+ * Calls `fn` once the microtasks queued so far, and those they queue, have run: a microtask
+ * queued now runs within the current microtask checkpoint, and the tick it queues runs right
+ * after that checkpoint, before any timer, immediate or I/O callback.
+ */
+function afterMicrotasks(fn) {
+  queueMicrotask(() => process.nextTick(fn));
+}
+
+// The tasks of this package (events to fire, replies of the engine to act on), in order.
+const tasks = [];
+let running = false;
+
+/**
+ * Runs `run()` as a task of its own: the package's tasks run one at a time in the order
+ * queued, each once the one before it, its listeners and their microtasks are done. The
+ * engine's replies that change a transaction go through here, so that they take effect in
+ * order with the events fired before them.
+ */
+function queueTask(run) {
+  enqueue({ run });
+}
+
+/**
+ * Fires `event` along `path` (with the DOM's propagation, see events.js) in a task of its own
+ * (see `queueTask`), as the spec's "queue a task to fire an event" does: after each listener
+ * returns, the microtasks it queued run (the microtask checkpoint of DOM's "inner invoke",
+ * since the JavaScript stack is then empty) before the next listener. `begin()` runs when the
+ * task starts, before the dispatch; returning false skips the dispatch (and `done`).
+ * `done({ canceled, threw })` runs after the last listener's microtasks.
+ */
+function fire(event, path, { begin, done } = {}) {
+  enqueue({ event, path, begin, done });
+}
+
+/** Queues `task`, and runs it at once when no task is running. */
+function enqueue(task) {
+  tasks.push(task);
+  if (!running) {
+    running = true;
+    runTask();
+  }
+}
+
+/** Runs the first queued task; the next one follows once its microtasks have run. */
+function runTask() {
+  const task = tasks.shift();
+  if (task === undefined) {
+    running = false;
+    return;
+  }
+  let steps = null;
+  try {
+    if (task.run !== undefined) task.run();
+    else if (task.begin === undefined || task.begin() !== false) steps = dispatchSteps(task.event, task.path);
+  } finally {
+    if (steps === null) afterMicrotasks(runTask);
+  }
+  if (steps !== null) runListener(task, steps);
+}
+
+/** Runs the event's next listener, then the next one once its microtasks have run; at the end, `done`. */
+function runListener(task, steps) {
+  const next = steps.next();
+  if (!next.done) {
+    afterMicrotasks(() => runListener(task, steps));
+    return;
+  }
+  try {
+    if (task.done !== undefined) task.done(next.value);
+  } finally {
+    afterMicrotasks(runTask);
+  }
+}
+
+module.exports = { fire, queueTask, afterMicrotasks };
