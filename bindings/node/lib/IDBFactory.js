@@ -139,9 +139,13 @@ function fireRequestSuccess(request, result, event = new IDBEvent('success')) {
   fire(event, [request], { begin });
 }
 
-/** Fires versionchange at the other open connections and waits until they are closed. */
+/**
+ * Fires versionchange at the other open connections and waits until every other connection is
+ * closed, those whose close was already pending too (they close when their transactions end).
+ */
 async function closeOthers(entry, oldVersion, newVersion, request, except) {
-  const others = [...entry.connections].filter((c) => c !== except && !c[internal].closePending);
+  const open = [...entry.connections].filter((c) => c !== except);
+  const others = open.filter((c) => !c[internal].closePending);
   // Each versionchange in a task of its own, skipped for a connection an earlier one closed.
   await new Promise((resolve) => {
     let left = others.length;
@@ -164,7 +168,7 @@ async function closeOthers(entry, oldVersion, newVersion, request, except) {
       fire(new IDBVersionChangeEvent('blocked', { oldVersion, newVersion }), [request]);
     }
   }
-  await Promise.all(others.map((c) => c[internal].closed));
+  await Promise.all(open.map((c) => c[internal].closed));
 }
 
 function nativeCall(promise) {

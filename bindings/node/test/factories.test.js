@@ -8,7 +8,7 @@ const fs = require('node:fs');
 const os = require('node:os');
 const path = require('node:path');
 const { IDBFactory } = require('..');
-const { open, done } = require('./helpers.js');
+const { freshFactory, open, done } = require('./helpers.js');
 
 test('factories on one directory: versionchange and blocked between their connections', async () => {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'indexa-node-factories-'));
@@ -40,4 +40,29 @@ test('factories on one directory: versionchange and blocked between their connec
   } finally {
     fs.rmSync(dir, { recursive: true, force: true });
   }
+});
+
+test('an upgrade waits for a connection whose close is pending until its transaction ends', async () => {
+  const { factory } = freshFactory();
+  const db = await open(factory, 'wait', 1, (d) => d.createObjectStore('s').put('v', 1));
+  const log = [];
+  let upgraded = false;
+  // A readonly transaction kept running by one get after another, for as long as the upgrade
+  // has not started (at most 200 gets).
+  const tx = db.transaction('s');
+  let gets = 0;
+  const next = () => {
+    gets++;
+    const rq = tx.objectStore('s').get(1);
+    rq.onsuccess = () => { if (!upgraded && gets < 200) next(); };
+  };
+  next();
+  tx.oncomplete = () => log.push('first connection\'s transaction complete');
+  db.close();
+  await open(factory, 'wait', 2, () => {
+    upgraded = true;
+    log.push('upgradeneeded');
+  });
+  assert.deepEqual(log, ['first connection\'s transaction complete', 'upgradeneeded']);
+  assert.equal(gets, 200);
 });
