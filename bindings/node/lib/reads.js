@@ -33,6 +33,7 @@ function read(source, index, kind, convertArgs) {
     [tx[internal].id, si.meta.name, indexName, kind, range, count, direction], convert);
 }
 
+/** The count argument of getAll()/getAllKeys() ([EnforceRange] unsigned long), or undefined. */
 function countArg(count) {
   return count === undefined ? undefined : enforceRangeUnsigned(count, 0xffffffff, 'count');
 }
