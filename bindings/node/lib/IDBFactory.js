@@ -125,7 +125,10 @@ function fireRequestError(request, error) {
   dispatch(new IDBEvent('error', { bubbles: true, cancelable: true }), [request]);
 }
 
-/** Fires versionchange at the other open connections and waits until they are closed. */
+/**
+ * Fires versionchange at the other open connections of this thread and waits until they are
+ * closed; returns whether it fired blocked.
+ */
 async function closeOthers(entry, oldVersion, newVersion, request, except) {
   const others = [...entry.connections].filter((c) => c !== except && !c[internal].closePending);
   for (const c of others) {
@@ -138,9 +141,25 @@ async function closeOthers(entry, oldVersion, newVersion, request, except) {
     await new Promise((resolve) => setImmediate(resolve));
     if (others.some((c) => !c[internal].closePending)) {
       dispatch(new IDBVersionChangeEvent('blocked', { oldVersion, newVersion }), [request]);
+      await Promise.all(others.map((c) => c[internal].closed));
+      return true;
     }
   }
   await Promise.all(others.map((c) => c[internal].closed));
+  return false;
+}
+
+/**
+ * Fires versionchange at `db` for a deletion or an upgrade by another factory or process
+ * (unless its close is pending), then tells the engine it was dispatched: the engine waits for
+ * that, and for a close a handler asked for, before it reports the requester blocked.
+ */
+function versionChangeFromElsewhere(db, oldVersion, newVersion) {
+  const di = db[internal];
+  if (!di.closePending) {
+    dispatch(new IDBVersionChangeEvent('versionchange', { oldVersion, newVersion }), [db]);
+  }
+  di.conn.native.acknowledge();
 }
 
 function nativeCall(promise) {
@@ -159,8 +178,24 @@ async function runOpen(factory, entry, name, version, request) {
   if (version < current) {
     return fireRequestError(request, new DOMException(`database ${JSON.stringify(name)} is at version ${current}, above the requested ${version}`, 'VersionError'));
   }
-  if (version > current) await closeOthers(entry, current, version, request, null);
+  let blocked = version > current && await closeOthers(entry, current, version, request, null);
   const conn = new Connection(fi.native);
+  // Until the connection exists, a versionchange from elsewhere waits for it.
+  let db = null;
+  const waiting = [];
+  conn.listen((kind, oldVersion, newVersion) => {
+    if (kind === 'blocked') {
+      // Fired once per request, here or by closeOthers, and only while the open waits.
+      if (!blocked && request[internal].readyState === 'pending') {
+        blocked = true;
+        dispatch(new IDBVersionChangeEvent('blocked', { oldVersion, newVersion }), [request]);
+      }
+    } else if (db === null) {
+      waiting.push([oldVersion, newVersion]);
+    } else {
+      versionChangeFromElsewhere(db, oldVersion, newVersion);
+    }
+  });
   const txId = newTransactionId();
   const opened = await new Promise((resolve) => {
     conn.submit('open', [txId, name, version], (err, result) => resolve([err, result]));
@@ -170,13 +205,17 @@ async function runOpen(factory, entry, name, version, request) {
     return fireRequestError(request, named(opened[0], opened[1]));
   }
   const info = opened[1];
-  const db = newDatabase(factory, entry, conn, name, info);
+  db = newDatabase(factory, entry, conn, name, info);
   entry.connections.add(db);
   const ri = request[internal];
+  const deliverWaiting = () => {
+    for (const [o, n] of waiting.splice(0)) setImmediate(() => versionChangeFromElsewhere(db, o, n));
+  };
   if (info.oldVersion === null) {
     ri.readyState = 'done';
     ri.result = db;
     dispatch(new IDBEvent('success'), [request]);
+    deliverWaiting();
     return;
   }
   // The upgrade transaction: already begun in the engine.
@@ -199,6 +238,7 @@ async function runOpen(factory, entry, name, version, request) {
   ri.transaction = null;
   if (committed && !db[internal].closePending) {
     dispatch(new IDBEvent('success'), [request]);
+    deliverWaiting();
   } else {
     // Aborted, or committed on a connection closed during the upgrade: the open fails
     // ("open a database connection", the step after the upgrade: connection closed → AbortError).
@@ -214,8 +254,13 @@ async function runDelete(factory, entry, name, request) {
   let old;
   try {
     const current = await nativeCall(fi.native.version(name));
-    await closeOthers(entry, current, null, request, null);
-    old = await nativeCall(fi.native.deleteDatabase(name));
+    let blocked = await closeOthers(entry, current, null, request, null);
+    old = await nativeCall(fi.native.deleteDatabase(name, (oldVersion) => {
+      // Fired once per request, here or by closeOthers.
+      if (blocked) return;
+      blocked = true;
+      dispatch(new IDBVersionChangeEvent('blocked', { oldVersion, newVersion: null }), [request]);
+    }));
   } catch (e) {
     return fireRequestError(request, e);
   }
