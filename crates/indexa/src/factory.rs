@@ -61,10 +61,14 @@ pub struct DatabaseInfo {
 /// when no other process has a connection to it open (or a transaction running on it): the
 /// deletion or upgrade waits for them up to the lock timeout
 /// ([`Factory::set_lock_timeout`], default [`DEFAULT_LOCK_TIMEOUT`]), then fails with
-/// [`Error::InvalidState`]; meanwhile opening it in other processes waits likewise. This
-/// factory's own connections do not block its upgrades or deletions (a caller with events,
-/// like the Node.js package, closes them first, as the spec says); those of another factory
-/// of this process count as another process's.
+/// [`Error::InvalidState`]; meanwhile opening it in other processes waits likewise. While it
+/// waits, the connections it waits for are told (their [`Database::on_version_change`]
+/// listeners are called, the spec's `versionchange`), and [`Factory::begin_upgrade_with`] and
+/// [`Factory::delete_database_with`] report when it is blocked by connections still open
+/// after that (`docs/format.md`, "Connections across processes"; Linux only). This
+/// factory's own connections do not block its upgrades or deletions and are not told (a
+/// caller with events, like the Node.js package, closes them first, as the spec says); those
+/// of another factory of this process count as another process's.
 pub struct Factory {
     dir: PathBuf,
     lock_timeout: Duration,
