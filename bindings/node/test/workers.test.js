@@ -168,8 +168,9 @@ test('an upgrade blocked by another thread that never closes fails after lockTim
 });
 
 // In a child process, so that a crash shows as its exit status: 30 rounds of three workers
-// that each keep two chains of 10-record transactions going; one exits by process.exit() with
-// its connection open, two are terminated, at moments from 20 to 170 ms after they start.
+// that each keep two chains of 10-record transactions going on an existing database; one
+// exits by process.exit() with its connection open, two are terminated, at moments from 20 to
+// 170 ms after they start.
 const exits = `
 const { Worker } = require('node:worker_threads');
 const { IDBFactory } = require(${JSON.stringify(pkg)});
@@ -193,6 +194,13 @@ request.onsuccess = () => {
 };
 \`;
 (async () => {
+  // The object store exists before the first round: on a loaded machine no worker of a round
+  // may get as far as the upgrade that creates it, and the count below needs it.
+  await new Promise((resolve) => {
+    const create = new IDBFactory({ dir }).open('shared', 1);
+    create.onupgradeneeded = () => create.result.createObjectStore('records', { autoIncrement: true });
+    create.onsuccess = () => { create.result.close(); resolve(); };
+  });
   for (let round = 0; round < 30; round++) {
     const workers = [0, 1, 2].map(() => new Worker(writer, { eval: true, workerData: { pkg: ${JSON.stringify(pkg)}, dir } }));
     await new Promise((resolve) => setTimeout(resolve, 20 + (round * 37) % 150));
