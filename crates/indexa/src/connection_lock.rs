@@ -644,7 +644,10 @@ fn open_notice(database: &Path, create: bool) -> std::io::Result<File> {
 fn watcher() {
     static STARTED: OnceLock<()> = OnceLock::new();
     STARTED.get_or_init(|| {
-        std::thread::Builder::new()
+        // Without the thread (the system refused one) no notice is delivered here: requests
+        // elsewhere still wait for this process's connections, and report being blocked after
+        // ACKNOWLEDGE_WITHIN.
+        let _ = std::thread::Builder::new()
             .name("indexa-versionchange".into())
             .spawn(|| loop {
                 std::thread::sleep(WATCH_EVERY);
@@ -655,8 +658,7 @@ fn watcher() {
                 for l in locks {
                     l.deliver_notice();
                 }
-            })
-            .expect("cannot start the versionchange watcher thread");
+            });
     });
 }
 
