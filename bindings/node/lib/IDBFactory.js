@@ -140,8 +140,9 @@ function fireRequestSuccess(request, result, event = new IDBEvent('success')) {
 }
 
 /**
- * Fires versionchange at the other open connections and waits until every other connection is
- * closed, those whose close was already pending too (they close when their transactions end).
+ * Fires versionchange at the other open connections of this thread and waits until every other
+ * connection is closed, those whose close was already pending too (they close when their
+ * transactions end); returns whether it fired blocked.
  */
 async function closeOthers(entry, oldVersion, newVersion, request, except) {
   const open = [...entry.connections].filter((c) => c !== except);
@@ -162,13 +163,32 @@ async function closeOthers(entry, oldVersion, newVersion, request, except) {
   });
   // blocked comes in a task of its own, after the versionchange handlers and their promise
   // continuations ran: a connection they closed no longer blocks.
+  let blocked = false;
   if (others.some((c) => !c[internal].closePending)) {
     await new Promise((resolve) => setImmediate(resolve));
     if (others.some((c) => !c[internal].closePending)) {
       fire(new IDBVersionChangeEvent('blocked', { oldVersion, newVersion }), [request]);
+      blocked = true;
     }
   }
   await Promise.all(open.map((c) => c[internal].closed));
+  return blocked;
+}
+
+/**
+ * Fires versionchange at `db` for a deletion or an upgrade by another factory or process
+ * (unless its close is pending), then tells the engine it was dispatched: the engine waits for
+ * that, and for a close a handler asked for, before it reports the requester blocked.
+ */
+function versionChangeFromElsewhere(db, oldVersion, newVersion) {
+  const di = db[internal];
+  const acknowledge = () => di.conn.native.acknowledge();
+  const begin = () => {
+    if (!di.closePending) return true;
+    acknowledge();
+    return false;
+  };
+  fire(new IDBVersionChangeEvent('versionchange', { oldVersion, newVersion }), [db], { begin, done: acknowledge });
 }
 
 function nativeCall(promise) {
@@ -187,8 +207,24 @@ async function runOpen(factory, entry, name, version, request) {
   if (version < current) {
     return fireRequestError(request, new DOMException(`database ${JSON.stringify(name)} is at version ${current}, above the requested ${version}`, 'VersionError'));
   }
-  if (version > current) await closeOthers(entry, current, version, request, null);
+  let blocked = version > current && await closeOthers(entry, current, version, request, null);
   const conn = new Connection(fi.native);
+  // Until the connection exists, a versionchange from elsewhere waits for it.
+  let db = null;
+  const waiting = [];
+  conn.listen((kind, oldVersion, newVersion) => {
+    if (kind === 'blocked') {
+      // Fired once per request, here or by closeOthers, and only while the open waits.
+      if (!blocked && request[internal].readyState === 'pending') {
+        blocked = true;
+        fire(new IDBVersionChangeEvent('blocked', { oldVersion, newVersion }), [request]);
+      }
+    } else if (db === null) {
+      waiting.push([oldVersion, newVersion]);
+    } else {
+      versionChangeFromElsewhere(db, oldVersion, newVersion);
+    }
+  });
   const txId = newTransactionId();
   const opened = await new Promise((resolve) => {
     conn.submit('open', [txId, name, version], (err, result) => resolve([err, result]));
@@ -198,11 +234,16 @@ async function runOpen(factory, entry, name, version, request) {
     return fireRequestError(request, named(opened[0], opened[1]));
   }
   const info = opened[1];
-  const db = newDatabase(factory, entry, conn, name, info);
+  db = newDatabase(factory, entry, conn, name, info);
   entry.connections.add(db);
   const ri = request[internal];
+  // Each in a task of its own, after the open's success.
+  const deliverWaiting = () => {
+    for (const [o, n] of waiting.splice(0)) versionChangeFromElsewhere(db, o, n);
+  };
   if (info.oldVersion === null) {
     fireRequestSuccess(request, db);
+    deliverWaiting();
     return;
   }
   // The upgrade transaction: already begun in the engine.
@@ -235,6 +276,7 @@ async function runOpen(factory, entry, name, version, request) {
   ri.transaction = null;
   if (committed && !db[internal].closePending) {
     fireRequestSuccess(request, db);
+    deliverWaiting();
   } else {
     // Aborted, or committed on a connection closed during the upgrade: the open fails
     // ("open a database connection", the step after the upgrade: connection closed → AbortError).
@@ -250,8 +292,13 @@ async function runDelete(factory, entry, name, request) {
   let old;
   try {
     const current = await nativeCall(fi.native.version(name));
-    await closeOthers(entry, current, null, request, null);
-    old = await nativeCall(fi.native.deleteDatabase(name));
+    let blocked = await closeOthers(entry, current, null, request, null);
+    old = await nativeCall(fi.native.deleteDatabase(name, (oldVersion) => {
+      // Fired once per request, here or by closeOthers.
+      if (blocked) return;
+      blocked = true;
+      fire(new IDBVersionChangeEvent('blocked', { oldVersion, newVersion: null }), [request]);
+    }));
   } catch (e) {
     return fireRequestError(request, e);
   }

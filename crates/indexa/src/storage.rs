@@ -1201,24 +1201,29 @@ pub(crate) enum FileContents {
 /// Reads what the SQLite file at `path` holds, without changing it.
 pub(crate) fn peek_file_contents(path: &Path) -> Result<FileContents> {
     let conn = open_read_only(path)?;
-    // One read transaction, so the database row and the table count are of one snapshot.
+    // One read transaction, so the table count and the database row are of one snapshot. Its
+    // first statement must read (and so take the snapshot) before anything depends on the
+    // schema: a query on a table that does not exist fails when it is prepared, without
+    // taking one, and the next read would see another connection's creation committed since.
     conn.execute_batch("BEGIN").sql()?;
-    let contents = match read_database_row(&conn)? {
-        Some(row) => FileContents::Database(row),
-        None => {
-            let tables: i64 = conn
-                .query_row(
-                    "SELECT COUNT(*) FROM sqlite_master WHERE type = 'table'",
-                    [],
-                    |r| r.get(0),
-                )
-                .sql()?;
-            if tables == 0 {
-                FileContents::NoTable
-            } else {
-                FileContents::Foreign
-            }
+    let (tables, ours): (i64, i64) = conn
+        .query_row(
+            "SELECT COUNT(*), COUNT(*) FILTER (WHERE name = 'database') FROM sqlite_master WHERE type = 'table'",
+            [],
+            |r| Ok((r.get(0)?, r.get(1)?)),
+        )
+        .sql()?;
+    let contents = if ours > 0 {
+        match read_database_row(&conn)? {
+            Some(row) => FileContents::Database(row),
+            // The tables and the row are committed together, so this is not a database
+            // being created.
+            None => FileContents::Foreign,
         }
+    } else if tables == 0 {
+        FileContents::NoTable
+    } else {
+        FileContents::Foreign
     };
     conn.execute_batch("COMMIT").sql()?;
     Ok(contents)
@@ -1260,6 +1265,35 @@ mod tests {
             .query_row("PRAGMA journal_mode", [], |r| r.get(0))
             .unwrap();
         assert_eq!(mode, "wal");
+    }
+
+    /// A file peeked at while another connection creates the database in it is either still
+    /// without tables or a whole database, never "tables, but not Indexa's" (the count and
+    /// the row are read in one snapshot).
+    #[test]
+    fn peeking_at_a_database_being_created_never_sees_a_foreign_file() {
+        let dir = tempfile::tempdir().unwrap();
+        for i in 0..200 {
+            let path = dir.path().join(format!("db-{i}.indexa"));
+            let creator = {
+                let path = path.clone();
+                std::thread::spawn(move || {
+                    let conn = open_connection(&path).unwrap();
+                    initialize(&conn, &Utf16String::from("x")).unwrap();
+                })
+            };
+            loop {
+                match peek_file_contents(&path) {
+                    Ok(FileContents::Database(row)) => {
+                        assert_eq!(row.version, 0);
+                        break;
+                    }
+                    Ok(FileContents::NoTable) | Err(_) => {}
+                    Ok(FileContents::Foreign) => panic!("file {i} looked foreign"),
+                }
+            }
+            creator.join().unwrap();
+        }
     }
 
     /// SQLite's plan for a statement, one detail line per step.
