@@ -15,6 +15,18 @@
 //! transaction that may start, so a worker never waits for another connection's writer in
 //! this process.
 //!
+//! Some ops run at once on the thread that places them (Node's), when the connection has
+//! nothing queued or running: ops that never wait for a lock and touch at most one record
+//! (see [`Worker::runs_inline`]). A pool thread's wake-up costs more than such an op, and
+//! the reply still goes through the thread-safe function, so it arrives as a task of its
+//! own, in order with every other reply. Node's thread spends at most [`INLINE_BUDGET`] on
+//! them in any [`INLINE_WINDOW`] (the op that crosses the budget finishes; the next ones go
+//! to the pool until the window ends).
+//!
+//! Replies go back in batches of at most [`REPLY_WEIGHT`] records (a reply counts one, plus
+//! the records it carries), so no single task on Node's thread turns more than about that
+//! many records into JavaScript values and dispatches their events.
+//!
 //! Cursor steps read ahead: a step asks for a batch of rows, the row it moves to and up to
 //! `batch - 1` rows beyond it (each a further plain `continue()`), which the JavaScript layer
 //! steps through without a round trip. The engine cursor stays on the row the step moved to;
@@ -23,8 +35,10 @@
 //! `SyncCursor` op that it places before any write to the transaction, so the engine cursor
 //! catches up while the data is still what the rows were read from.
 
+use std::cell::Cell;
 use std::collections::{HashMap, VecDeque};
-use std::sync::{Arc, Condvar, Mutex, MutexGuard, OnceLock};
+use std::sync::{Arc, Condvar, Mutex, MutexGuard, OnceLock, TryLockError};
+use std::time::{Duration, Instant};
 
 use indexa::{
     Cursor, CursorDirection, Database, Durability, Error, Factory, Key, KeyPath, KeyRange, Query,
@@ -230,6 +244,20 @@ pub struct Reply {
     pub result: Result<Payload, Error>,
 }
 
+impl Reply {
+    /// What the reply costs Node's thread, in records: one for the reply and its event, plus
+    /// the values, keys or rows it carries.
+    fn weight(&self) -> usize {
+        1 + match &self.result {
+            Ok(Payload::Values(v, _, _)) => v.len(),
+            Ok(Payload::Keys(k)) => k.len(),
+            Ok(Payload::Records(r, _)) => r.len(),
+            Ok(Payload::Rows(r, _, _)) => r.len(),
+            _ => 0,
+        }
+    }
+}
+
 /// An engine cursor moved onto the last row of a batch, `rows` plain steps beyond the cursor
 /// it was cloned from.
 struct Scout {
@@ -403,6 +431,43 @@ impl Op {
 }
 
 impl Worker {
+    /// Whether `op` may run on the thread that places it: it never waits for a lock and
+    /// touches at most one record. Declaring a transaction; beginning a readonly one (its
+    /// SQLite read transaction; a reader connection is opened when none is free) when every
+    /// op held for it may run so too; `get` and `getKey`; committing or aborting a readonly
+    /// transaction (ending its read transaction) or one that never began.
+    fn runs_inline(&self, op: &Op) -> bool {
+        match op {
+            Op::Declare { .. } => true,
+            Op::Begin {
+                tx,
+                mode: TransactionMode::ReadOnly,
+                ..
+            } => self
+                .held
+                .get(tx)
+                .map_or(true, |ops| ops.iter().all(|o| self.touches_one_record(o))),
+            other => self.touches_one_record(other),
+        }
+    }
+
+    fn touches_one_record(&self, op: &Op) -> bool {
+        match op {
+            Op::Read {
+                kind: ReadKind::Get | ReadKind::GetKey,
+                ..
+            } => true,
+            Op::Commit { tx, .. } | Op::Abort { tx, .. } => {
+                self.held.contains_key(tx)
+                    || self
+                        .txs
+                        .get(tx)
+                        .map_or(true, |t| t.mode() == TransactionMode::ReadOnly)
+            }
+            _ => false,
+        }
+    }
+
     /// Runs `op`, or holds it while its transaction waits to begin; `Begin` runs the held
     /// ops after it, and `Abort` of a transaction that never began fails them with
     /// `AbortError`. Returns `false` on `Close`.
@@ -866,8 +931,37 @@ pub const MAX_THREADS: usize = 32;
 /// How many ops a pool thread runs for one connection before serving the next one.
 pub const OPS_PER_TURN: usize = 4096;
 
-/// Replies are sent at the latest when this many are gathered.
-const REPLY_BATCH: usize = 512;
+/// Replies are sent at the latest when they weigh this much (see [`Reply::weight`]): a
+/// cursor's read-ahead batch of up to 256 rows goes alone, `get`s go by about 128.
+pub const REPLY_WEIGHT: usize = 256;
+
+/// The most time Node's thread spends running ops itself within one [`INLINE_WINDOW`].
+pub const INLINE_BUDGET: Duration = Duration::from_micros(1000);
+
+/// See [`INLINE_BUDGET`].
+pub const INLINE_WINDOW: Duration = Duration::from_millis(4);
+
+thread_local! {
+    /// This thread's current window: when it began and the time spent on inline ops in it.
+    static INLINE_SPENT: Cell<Option<(Instant, Duration)>> = const { Cell::new(None) };
+}
+
+/// Whether this thread may still run an op itself in the current window.
+fn inline_budget_left(now: Instant) -> bool {
+    match INLINE_SPENT.get() {
+        Some((start, spent)) if now.duration_since(start) < INLINE_WINDOW => spent < INLINE_BUDGET,
+        _ => {
+            INLINE_SPENT.set(Some((now, Duration::ZERO)));
+            true
+        }
+    }
+}
+
+fn charge_inline(spent: Duration) {
+    if let Some((start, before)) = INLINE_SPENT.get() {
+        INLINE_SPENT.set(Some((start, before + spent)));
+    }
+}
 
 fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
     m.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
@@ -924,6 +1018,14 @@ impl Connection {
         if matches!(op, Op::Close) {
             q.closed = true;
         }
+        let op = if !q.scheduled && q.ops.is_empty() {
+            match self.run_inline(op) {
+                Some(op) => op,
+                None => return true,
+            }
+        } else {
+            op
+        };
         q.ops.push_back(op);
         if !q.scheduled {
             q.scheduled = true;
@@ -933,22 +1035,52 @@ impl Connection {
         true
     }
 
+    /// Runs `op` on this thread when the worker is free and it may (see
+    /// [`Worker::runs_inline`] and [`INLINE_BUDGET`]); else gives it back. Called with the
+    /// queue locked, empty and not scheduled, so no pool thread runs this connection and the
+    /// reply follows every earlier one.
+    fn run_inline(&self, op: Op) -> Option<Op> {
+        let mut slot = match self.worker.try_lock() {
+            Ok(slot) => slot,
+            Err(TryLockError::WouldBlock | TryLockError::Poisoned(_)) => return Some(op),
+        };
+        let Some(worker) = slot.as_mut() else {
+            return Some(op);
+        };
+        let started = Instant::now();
+        if !worker.runs_inline(&op) || !inline_budget_left(started) {
+            return Some(op);
+        }
+        let mut replies = Vec::new();
+        worker.handle(op, &mut replies);
+        charge_inline(started.elapsed());
+        drop(slot);
+        if !replies.is_empty() {
+            (self.send)(replies);
+        }
+        None
+    }
+
     /// Runs waiting ops on a pool thread, one turn's worth.
     fn run_turn(self: &Arc<Self>) {
         let mut slot = lock(&self.worker);
         let mut replies = Vec::new();
+        let mut weight = 0;
         for _ in 0..OPS_PER_TURN {
             let op = {
                 let mut q = lock(&self.queue);
                 match q.ops.pop_front() {
                     Some(op) => op,
+                    // The replies go before the connection counts as idle: an op run inline
+                    // after that must not overtake them.
+                    None if !replies.is_empty() => {
+                        drop(q);
+                        (self.send)(std::mem::take(&mut replies));
+                        weight = 0;
+                        continue;
+                    }
                     None => {
                         q.scheduled = false;
-                        drop(q);
-                        drop(slot);
-                        if !replies.is_empty() {
-                            (self.send)(replies);
-                        }
                         return;
                     }
                 }
@@ -956,6 +1088,7 @@ impl Connection {
             let Some(worker) = slot.as_mut() else {
                 continue;
             };
+            let before = replies.len();
             if !worker.handle(op, &mut replies) {
                 // Unfinished transactions abort when dropped, before the connection goes.
                 if let Some(mut worker) = slot.take() {
@@ -966,8 +1099,10 @@ impl Connection {
                     }
                 }
             }
-            if replies.len() >= REPLY_BATCH {
+            weight += replies[before..].iter().map(Reply::weight).sum::<usize>();
+            if weight >= REPLY_WEIGHT {
                 (self.send)(std::mem::take(&mut replies));
+                weight = 0;
             }
         }
         drop(slot);
