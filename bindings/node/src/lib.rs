@@ -27,9 +27,9 @@ use napi_derive::napi;
 
 use convert::{
     engine_error, js_to_value, key_to_js, named_error, required_key, stored_value,
-    stored_value_to_js, value_to_js,
+    stored_value_to_js, value_to_js, Names,
 };
-use worker::{Op, Payload, ReadKind, Reply};
+use worker::{Op, Payload, ReadKind, Reply, Submitted};
 
 /// A key path as JavaScript gives it: a string or a list of strings.
 type JsKeyPath = Either<String, Vec<String>>;
@@ -248,10 +248,10 @@ fn js_name(name: JsString) -> Result<Utf16String> {
 }
 
 fn key_path_to_js(env: &Env, kp: &KeyPath) -> Result<JsUnknown> {
-    value_to_js(env, &kp.to_value())
+    value_to_js(env, &kp.to_value(), &mut Names::default())
 }
 
-fn payload_to_js(env: &Env, payload: Payload) -> Result<JsUnknown> {
+fn payload_to_js(env: &Env, payload: Payload, names: &mut Names) -> Result<JsUnknown> {
     Ok(match payload {
         Payload::None => env.get_undefined()?.into_unknown(),
         Payload::Key(k) => key_to_js(env, &k)?,
@@ -262,13 +262,16 @@ fn payload_to_js(env: &Env, payload: Payload) -> Result<JsUnknown> {
         Payload::Values(values, inject, single) => {
             if single {
                 match values.first() {
-                    Some(v) => stored_value_to_js(env, v, inject.as_ref())?,
+                    Some(v) => stored_value_to_js(env, v, inject.as_ref(), names)?,
                     None => env.get_undefined()?.into_unknown(),
                 }
             } else {
                 let mut array = env.create_array_with_length(values.len())?;
                 for (i, v) in values.iter().enumerate() {
-                    array.set_element(i as u32, stored_value_to_js(env, v, inject.as_ref())?)?;
+                    array.set_element(
+                        i as u32,
+                        stored_value_to_js(env, v, inject.as_ref(), names)?,
+                    )?;
                 }
                 array.into_unknown()
             }
@@ -286,7 +289,10 @@ fn payload_to_js(env: &Env, payload: Payload) -> Result<JsUnknown> {
                 let at = (i * 3) as u32;
                 array.set_element(at, key_to_js(env, &r.key)?)?;
                 array.set_element(at + 1, key_to_js(env, &r.primary_key)?)?;
-                array.set_element(at + 2, stored_value_to_js(env, &r.value, inject.as_ref())?)?;
+                array.set_element(
+                    at + 2,
+                    stored_value_to_js(env, &r.value, inject.as_ref(), names)?,
+                )?;
             }
             array.into_unknown()
         }
@@ -302,7 +308,8 @@ fn payload_to_js(env: &Env, payload: Payload) -> Result<JsUnknown> {
                 array.set_element(at, key_to_js(env, key)?)?;
                 array.set_element(at + 1, key_to_js(env, primary_key)?)?;
                 if let Some(v) = value {
-                    array.set_element(at + 2, stored_value_to_js(env, v, inject.as_ref())?)?;
+                    array
+                        .set_element(at + 2, stored_value_to_js(env, v, inject.as_ref(), names)?)?;
                 }
             }
             array.into_unknown()
@@ -345,15 +352,17 @@ fn payload_to_js(env: &Env, payload: Payload) -> Result<JsUnknown> {
     })
 }
 
-fn replies_to_js(env: &Env, replies: Vec<Reply>) -> Result<JsObject> {
-    let mut array = env.create_array_with_length(replies.len() * 3)?;
+/// `[id, errorName | null, resultOrMessage, …]` from index `start` on.
+fn replies_to_js(env: &Env, replies: Vec<Reply>, start: usize) -> Result<JsObject> {
+    let mut array = env.create_array_with_length(start + replies.len() * 3)?;
+    let mut names = Names::default();
     for (i, reply) in replies.into_iter().enumerate() {
-        let at = (i * 3) as u32;
+        let at = (start + i * 3) as u32;
         array.set_element(at, env.create_uint32(reply.id)?)?;
         match reply.result {
             Ok(payload) => {
                 array.set_element(at + 1, env.get_null()?)?;
-                array.set_element(at + 2, payload_to_js(env, payload)?)?;
+                array.set_element(at + 2, payload_to_js(env, payload, &mut names)?)?;
             }
             Err(e) => {
                 array.set_element(at + 1, env.create_string(e.name())?)?;
@@ -375,7 +384,7 @@ pub struct NativeConnection {
 impl Drop for NativeConnection {
     /// A connection collected without `close()` is closed once its work is done.
     fn drop(&mut self) {
-        self.conn.submit(Op::Close);
+        let _ = self.conn.submit(Op::Close);
     }
 }
 
@@ -462,7 +471,7 @@ impl NativeConnection {
     pub fn new(env: Env, factory: &NativeFactory, on_replies: JsFunction) -> Result<Self> {
         let mut replies: ThreadsafeFunction<Vec<Reply>, ErrorStrategy::Fatal> = on_replies
             .create_threadsafe_function(0, |ctx: ThreadSafeCallContext<Vec<Reply>>| {
-                Ok(vec![replies_to_js(&ctx.env, ctx.value)?])
+                Ok(vec![replies_to_js(&ctx.env, ctx.value, 0)?])
             })?;
         // Only outstanding work keeps the process alive: see `set_busy`.
         replies.unref(&env)?;
@@ -483,12 +492,36 @@ impl NativeConnection {
         }
     }
 
-    fn send(&self, op: Op) -> Result<()> {
-        if self.conn.submit(op) {
-            Ok(())
-        } else {
-            Err(named_error("InvalidStateError", "the connection is closed"))
+    /// Places `op`; the replies of an op run at once come back (see [`Self::place`]).
+    fn submit(&self, op: Op) -> Result<Option<(u64, Vec<Reply>)>> {
+        match self.conn.submit(op) {
+            Submitted::Queued => Ok(None),
+            Submitted::Ran { after, replies } => Ok(Some((after, replies))),
+            Submitted::Closed => Err(named_error("InvalidStateError", "the connection is closed")),
         }
+    }
+
+    /// Places an op that never runs at once; should it, its replies go the usual way.
+    fn send(&self, op: Op) -> Result<()> {
+        if let Some((_, replies)) = self.submit(op)? {
+            if !replies.is_empty() {
+                self.conn.send_replies(replies);
+            }
+        }
+        Ok(())
+    }
+
+    /// Places an op that may run at once on this thread (see `worker`): returns then
+    /// `[after, id, errorName | null, result, …]`, its replies as the reply callback would
+    /// receive them, to be taken after the first `after` replies of the callback (and
+    /// before any later one); else `undefined` (the reply comes through the callback).
+    fn place(&self, env: &Env, op: Op) -> Result<Option<JsObject>> {
+        let Some((after, replies)) = self.submit(op)? else {
+            return Ok(None);
+        };
+        let mut array = replies_to_js(env, replies, 1)?;
+        array.set_element(0, env.create_double(after as f64)?)?;
+        Ok(Some(array))
     }
 
     /// Opens database `name` at `version`, beginning the versionchange transaction `tx` when
@@ -506,38 +539,43 @@ impl NativeConnection {
     /// Declares transaction `tx`: its ops wait until [`NativeConnection::begin`].
     #[napi]
     pub fn declare(&self, tx: u32) -> Result<()> {
-        self.send(Op::Declare { tx })
+        self.submit(Op::Declare { tx }).map(|_| ())
     }
 
-    /// Begins transaction `tx` over `scope`.
+    /// Begins transaction `tx` over `scope`. Like every op that may run at once (`begin`,
+    /// `commit`, `abort`, `read`), returns the replies when it did, else `undefined`.
     #[napi]
     pub fn begin(
         &self,
+        env: Env,
         id: u32,
         tx: u32,
         scope: Vec<JsString>,
         mode: String,
         durability: String,
-    ) -> Result<()> {
-        self.send(Op::Begin {
-            id,
-            tx,
-            scope: scope.into_iter().map(js_name).collect::<Result<_>>()?,
-            mode: mode_from(&mode)?,
-            durability: durability_from(&durability)?,
-        })
+    ) -> Result<Option<JsObject>> {
+        self.place(
+            &env,
+            Op::Begin {
+                id,
+                tx,
+                scope: scope.into_iter().map(js_name).collect::<Result<_>>()?,
+                mode: mode_from(&mode)?,
+                durability: durability_from(&durability)?,
+            },
+        )
     }
 
     /// Commits transaction `tx`.
     #[napi]
-    pub fn commit(&self, id: u32, tx: u32) -> Result<()> {
-        self.send(Op::Commit { id, tx })
+    pub fn commit(&self, env: Env, id: u32, tx: u32) -> Result<Option<JsObject>> {
+        self.place(&env, Op::Commit { id, tx })
     }
 
     /// Aborts transaction `tx`.
     #[napi]
-    pub fn abort(&self, id: u32, tx: u32) -> Result<()> {
-        self.send(Op::Abort { id, tx })
+    pub fn abort(&self, env: Env, id: u32, tx: u32) -> Result<Option<JsObject>> {
+        self.place(&env, Op::Abort { id, tx })
     }
 
     /// `createObjectStore` in upgrade transaction `tx`.
@@ -705,23 +743,26 @@ impl NativeConnection {
         range: JsUnknown,
         count: Option<u32>,
         direction: Option<String>,
-    ) -> Result<()> {
+    ) -> Result<Option<JsObject>> {
         let kind = read_kind(&kind)?;
         let range = range_from_js(&env, range)?;
         let direction: CursorDirection = match direction {
             Some(d) => d.parse().map_err(engine_error)?,
             None => CursorDirection::Next,
         };
-        self.send(Op::Read {
-            id,
-            tx,
-            store: js_name(store)?,
-            index: index.map(js_name).transpose()?,
-            kind,
-            range,
-            count,
-            direction,
-        })
+        self.place(
+            &env,
+            Op::Read {
+                id,
+                tx,
+                store: js_name(store)?,
+                index: index.map(js_name).transpose()?,
+                kind,
+                range,
+                count,
+                direction,
+            },
+        )
     }
 
     /// `delete(query)` on `store`.

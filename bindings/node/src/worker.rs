@@ -37,6 +37,7 @@
 
 use std::cell::Cell;
 use std::collections::{HashMap, VecDeque};
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Condvar, Mutex, MutexGuard, OnceLock, TryLockError};
 use std::time::{Duration, Instant};
 
@@ -967,6 +968,18 @@ fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
     m.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
 }
 
+/// What became of a submitted op.
+pub enum Submitted {
+    /// Queued for a pool thread: its reply comes through the connection's `send`.
+    Queued,
+    /// Run at once on the submitting thread: its replies (none for `Declare`), to be taken
+    /// after the first `after` replies sent the usual way (all sent before it ran) and before
+    /// any later one.
+    Ran { after: u64, replies: Vec<Reply> },
+    /// The connection was closed: nothing was done.
+    Closed,
+}
+
 /// Where a connection's replies go.
 type SendReplies = Box<dyn Fn(Vec<Reply>) + Send + Sync>;
 
@@ -975,6 +988,8 @@ pub struct Connection {
     queue: Mutex<Queue>,
     worker: Mutex<Option<Worker>>,
     send: SendReplies,
+    /// How many replies went to `send` so far.
+    sent: AtomicU64,
 }
 
 struct Queue {
@@ -1006,22 +1021,34 @@ impl Connection {
                 cursors: HashMap::new(),
             })),
             send: Box::new(send),
+            sent: AtomicU64::new(0),
         })
     }
 
-    /// Places `op` after the ops placed before; `false` once the connection was closed.
-    pub fn submit(self: &Arc<Self>, op: Op) -> bool {
+    /// Sends `replies` the usual way (through the connection's `send`), counting them.
+    pub fn send_replies(&self, replies: Vec<Reply>) {
+        self.sent.fetch_add(replies.len() as u64, Ordering::SeqCst);
+        (self.send)(replies);
+    }
+
+    /// Places `op` after the ops placed before, or runs it at once (see [`Worker::runs_inline`]).
+    pub fn submit(self: &Arc<Self>, op: Op) -> Submitted {
         let mut q = lock(&self.queue);
         if q.closed {
-            return false;
+            return Submitted::Closed;
         }
         if matches!(op, Op::Close) {
             q.closed = true;
         }
         let op = if !q.scheduled && q.ops.is_empty() {
             match self.run_inline(op) {
-                Some(op) => op,
-                None => return true,
+                Ok(replies) => {
+                    return Submitted::Ran {
+                        after: self.sent.load(Ordering::SeqCst),
+                        replies,
+                    }
+                }
+                Err(op) => op,
             }
         } else {
             op
@@ -1032,33 +1059,29 @@ impl Connection {
             drop(q);
             pool().schedule(self.clone());
         }
-        true
+        Submitted::Queued
     }
 
     /// Runs `op` on this thread when the worker is free and it may (see
-    /// [`Worker::runs_inline`] and [`INLINE_BUDGET`]); else gives it back. Called with the
-    /// queue locked, empty and not scheduled, so no pool thread runs this connection and the
-    /// reply follows every earlier one.
-    fn run_inline(&self, op: Op) -> Option<Op> {
+    /// [`Worker::runs_inline`] and [`INLINE_BUDGET`]), returning its replies; else gives it
+    /// back. Called with the queue locked, empty and not scheduled, so no pool thread runs
+    /// this connection and every earlier reply was sent.
+    fn run_inline(&self, op: Op) -> Result<Vec<Reply>, Op> {
         let mut slot = match self.worker.try_lock() {
             Ok(slot) => slot,
-            Err(TryLockError::WouldBlock | TryLockError::Poisoned(_)) => return Some(op),
+            Err(TryLockError::WouldBlock | TryLockError::Poisoned(_)) => return Err(op),
         };
         let Some(worker) = slot.as_mut() else {
-            return Some(op);
+            return Err(op);
         };
         let started = Instant::now();
         if !worker.runs_inline(&op) || !inline_budget_left(started) {
-            return Some(op);
+            return Err(op);
         }
         let mut replies = Vec::new();
         worker.handle(op, &mut replies);
         charge_inline(started.elapsed());
-        drop(slot);
-        if !replies.is_empty() {
-            (self.send)(replies);
-        }
-        None
+        Ok(replies)
     }
 
     /// Runs waiting ops on a pool thread, one turn's worth.
@@ -1075,7 +1098,7 @@ impl Connection {
                     // after that must not overtake them.
                     None if !replies.is_empty() => {
                         drop(q);
-                        (self.send)(std::mem::take(&mut replies));
+                        self.send_replies(std::mem::take(&mut replies));
                         weight = 0;
                         continue;
                     }
@@ -1101,13 +1124,13 @@ impl Connection {
             }
             weight += replies[before..].iter().map(Reply::weight).sum::<usize>();
             if weight >= REPLY_WEIGHT {
-                (self.send)(std::mem::take(&mut replies));
+                self.send_replies(std::mem::take(&mut replies));
                 weight = 0;
             }
         }
         drop(slot);
         if !replies.is_empty() {
-            (self.send)(replies);
+            self.send_replies(replies);
         }
         // Others get a turn first.
         pool().schedule(self.clone());
