@@ -29,7 +29,7 @@ use convert::{
     engine_error, js_to_value, key_to_js, named_error, required_key, stored_value,
     stored_value_to_js, value_to_js, Names,
 };
-use worker::{Op, Payload, ReadKind, Reply, Submitted};
+use worker::{Op, Payload, ReadKind, Reply};
 
 /// A key path as JavaScript gives it: a string or a list of strings.
 type JsKeyPath = Either<String, Vec<String>>;
@@ -352,12 +352,11 @@ fn payload_to_js(env: &Env, payload: Payload, names: &mut Names) -> Result<JsUnk
     })
 }
 
-/// `[id, errorName | null, resultOrMessage, …]` from index `start` on.
-fn replies_to_js(env: &Env, replies: Vec<Reply>, start: usize) -> Result<JsObject> {
-    let mut array = env.create_array_with_length(start + replies.len() * 3)?;
+fn replies_to_js(env: &Env, replies: Vec<Reply>) -> Result<JsObject> {
+    let mut array = env.create_array_with_length(replies.len() * 3)?;
     let mut names = Names::default();
     for (i, reply) in replies.into_iter().enumerate() {
-        let at = (start + i * 3) as u32;
+        let at = (i * 3) as u32;
         array.set_element(at, env.create_uint32(reply.id)?)?;
         match reply.result {
             Ok(payload) => {
@@ -384,7 +383,7 @@ pub struct NativeConnection {
 impl Drop for NativeConnection {
     /// A connection collected without `close()` is closed once its work is done.
     fn drop(&mut self) {
-        let _ = self.conn.submit(Op::Close);
+        self.conn.submit(Op::Close);
     }
 }
 
@@ -471,7 +470,7 @@ impl NativeConnection {
     pub fn new(env: Env, factory: &NativeFactory, on_replies: JsFunction) -> Result<Self> {
         let mut replies: ThreadsafeFunction<Vec<Reply>, ErrorStrategy::Fatal> = on_replies
             .create_threadsafe_function(0, |ctx: ThreadSafeCallContext<Vec<Reply>>| {
-                Ok(vec![replies_to_js(&ctx.env, ctx.value, 0)?])
+                Ok(vec![replies_to_js(&ctx.env, ctx.value)?])
             })?;
         // Only outstanding work keeps the process alive: see `set_busy`.
         replies.unref(&env)?;
@@ -492,36 +491,12 @@ impl NativeConnection {
         }
     }
 
-    /// Places `op`; the replies of an op run at once come back (see [`Self::place`]).
-    fn submit(&self, op: Op) -> Result<Option<(u64, Vec<Reply>)>> {
-        match self.conn.submit(op) {
-            Submitted::Queued => Ok(None),
-            Submitted::Ran { after, replies } => Ok(Some((after, replies))),
-            Submitted::Closed => Err(named_error("InvalidStateError", "the connection is closed")),
-        }
-    }
-
-    /// Places an op that never runs at once; should it, its replies go the usual way.
     fn send(&self, op: Op) -> Result<()> {
-        if let Some((_, replies)) = self.submit(op)? {
-            if !replies.is_empty() {
-                self.conn.send_replies(replies);
-            }
+        if self.conn.submit(op) {
+            Ok(())
+        } else {
+            Err(named_error("InvalidStateError", "the connection is closed"))
         }
-        Ok(())
-    }
-
-    /// Places an op that may run at once on this thread (see `worker`): returns then
-    /// `[after, id, errorName | null, result, …]`, its replies as the reply callback would
-    /// receive them, to be taken after the first `after` replies of the callback (and
-    /// before any later one); else `undefined` (the reply comes through the callback).
-    fn place(&self, env: &Env, op: Op) -> Result<Option<JsObject>> {
-        let Some((after, replies)) = self.submit(op)? else {
-            return Ok(None);
-        };
-        let mut array = replies_to_js(env, replies, 1)?;
-        array.set_element(0, env.create_double(after as f64)?)?;
-        Ok(Some(array))
     }
 
     /// Opens database `name` at `version`, beginning the versionchange transaction `tx` when
@@ -539,43 +514,38 @@ impl NativeConnection {
     /// Declares transaction `tx`: its ops wait until [`NativeConnection::begin`].
     #[napi]
     pub fn declare(&self, tx: u32) -> Result<()> {
-        self.submit(Op::Declare { tx }).map(|_| ())
+        self.send(Op::Declare { tx })
     }
 
-    /// Begins transaction `tx` over `scope`. Like every op that may run at once (`begin`,
-    /// `commit`, `abort`, `read`), returns the replies when it did, else `undefined`.
+    /// Begins transaction `tx` over `scope`.
     #[napi]
     pub fn begin(
         &self,
-        env: Env,
         id: u32,
         tx: u32,
         scope: Vec<JsString>,
         mode: String,
         durability: String,
-    ) -> Result<Option<JsObject>> {
-        self.place(
-            &env,
-            Op::Begin {
-                id,
-                tx,
-                scope: scope.into_iter().map(js_name).collect::<Result<_>>()?,
-                mode: mode_from(&mode)?,
-                durability: durability_from(&durability)?,
-            },
-        )
+    ) -> Result<()> {
+        self.send(Op::Begin {
+            id,
+            tx,
+            scope: scope.into_iter().map(js_name).collect::<Result<_>>()?,
+            mode: mode_from(&mode)?,
+            durability: durability_from(&durability)?,
+        })
     }
 
     /// Commits transaction `tx`.
     #[napi]
-    pub fn commit(&self, env: Env, id: u32, tx: u32) -> Result<Option<JsObject>> {
-        self.place(&env, Op::Commit { id, tx })
+    pub fn commit(&self, id: u32, tx: u32) -> Result<()> {
+        self.send(Op::Commit { id, tx })
     }
 
     /// Aborts transaction `tx`.
     #[napi]
-    pub fn abort(&self, env: Env, id: u32, tx: u32) -> Result<Option<JsObject>> {
-        self.place(&env, Op::Abort { id, tx })
+    pub fn abort(&self, id: u32, tx: u32) -> Result<()> {
+        self.send(Op::Abort { id, tx })
     }
 
     /// `createObjectStore` in upgrade transaction `tx`.
@@ -743,26 +713,23 @@ impl NativeConnection {
         range: JsUnknown,
         count: Option<u32>,
         direction: Option<String>,
-    ) -> Result<Option<JsObject>> {
+    ) -> Result<()> {
         let kind = read_kind(&kind)?;
         let range = range_from_js(&env, range)?;
         let direction: CursorDirection = match direction {
             Some(d) => d.parse().map_err(engine_error)?,
             None => CursorDirection::Next,
         };
-        self.place(
-            &env,
-            Op::Read {
-                id,
-                tx,
-                store: js_name(store)?,
-                index: index.map(js_name).transpose()?,
-                kind,
-                range,
-                count,
-                direction,
-            },
-        )
+        self.send(Op::Read {
+            id,
+            tx,
+            store: js_name(store)?,
+            index: index.map(js_name).transpose()?,
+            kind,
+            range,
+            count,
+            direction,
+        })
     }
 
     /// `delete(query)` on `store`.

@@ -17,9 +17,11 @@
 //!
 //! Some ops run at once on the thread that places them (Node's), when the connection has
 //! nothing queued or running: ops that never wait for a lock and touch at most one record
-//! (see [`Worker::runs_inline`]). A pool thread's wake-up costs more than such an op, and
-//! the reply still goes through the thread-safe function, so it arrives as a task of its
-//! own, in order with every other reply. Node's thread spends at most [`INLINE_BUDGET`] on
+//! (see [`Worker::runs_inline`]). A pool thread's wake-up costs more than such an op. The
+//! reply still goes through the thread-safe function, so it arrives as a task of its own (in
+//! the loop's poll phase, as every reply: a transaction a success event made active is
+//! inactive again before the next timer), after every earlier reply: a pool thread sends its
+//! replies before the connection counts as idle. Node's thread spends at most [`INLINE_BUDGET`] on
 //! them in any [`INLINE_WINDOW`] (the op that crosses the budget finishes; the next ones go
 //! to the pool until the window ends).
 //!
@@ -37,7 +39,6 @@
 
 use std::cell::Cell;
 use std::collections::{HashMap, VecDeque};
-use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Condvar, Mutex, MutexGuard, OnceLock, TryLockError};
 use std::time::{Duration, Instant};
 
@@ -968,18 +969,6 @@ fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
     m.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
 }
 
-/// What became of a submitted op.
-pub enum Submitted {
-    /// Queued for a pool thread: its reply comes through the connection's `send`.
-    Queued,
-    /// Run at once on the submitting thread: its replies (none for `Declare`), to be taken
-    /// after the first `after` replies sent the usual way (all sent before it ran) and before
-    /// any later one.
-    Ran { after: u64, replies: Vec<Reply> },
-    /// The connection was closed: nothing was done.
-    Closed,
-}
-
 /// Where a connection's replies go.
 type SendReplies = Box<dyn Fn(Vec<Reply>) + Send + Sync>;
 
@@ -988,8 +977,6 @@ pub struct Connection {
     queue: Mutex<Queue>,
     worker: Mutex<Option<Worker>>,
     send: SendReplies,
-    /// How many replies went to `send` so far.
-    sent: AtomicU64,
 }
 
 struct Queue {
@@ -1021,34 +1008,22 @@ impl Connection {
                 cursors: HashMap::new(),
             })),
             send: Box::new(send),
-            sent: AtomicU64::new(0),
         })
     }
 
-    /// Sends `replies` the usual way (through the connection's `send`), counting them.
-    pub fn send_replies(&self, replies: Vec<Reply>) {
-        self.sent.fetch_add(replies.len() as u64, Ordering::SeqCst);
-        (self.send)(replies);
-    }
-
-    /// Places `op` after the ops placed before, or runs it at once (see [`Worker::runs_inline`]).
-    pub fn submit(self: &Arc<Self>, op: Op) -> Submitted {
+    /// Places `op` after the ops placed before; `false` once the connection was closed.
+    pub fn submit(self: &Arc<Self>, op: Op) -> bool {
         let mut q = lock(&self.queue);
         if q.closed {
-            return Submitted::Closed;
+            return false;
         }
         if matches!(op, Op::Close) {
             q.closed = true;
         }
         let op = if !q.scheduled && q.ops.is_empty() {
             match self.run_inline(op) {
-                Ok(replies) => {
-                    return Submitted::Ran {
-                        after: self.sent.load(Ordering::SeqCst),
-                        replies,
-                    }
-                }
-                Err(op) => op,
+                Some(op) => op,
+                None => return true,
             }
         } else {
             op
@@ -1059,29 +1034,33 @@ impl Connection {
             drop(q);
             pool().schedule(self.clone());
         }
-        Submitted::Queued
+        true
     }
 
     /// Runs `op` on this thread when the worker is free and it may (see
-    /// [`Worker::runs_inline`] and [`INLINE_BUDGET`]), returning its replies; else gives it
-    /// back. Called with the queue locked, empty and not scheduled, so no pool thread runs
-    /// this connection and every earlier reply was sent.
-    fn run_inline(&self, op: Op) -> Result<Vec<Reply>, Op> {
+    /// [`Worker::runs_inline`] and [`INLINE_BUDGET`]); else gives it back. Called with the
+    /// queue locked, empty and not scheduled, so no pool thread runs this connection and the
+    /// reply follows every earlier one.
+    fn run_inline(&self, op: Op) -> Option<Op> {
         let mut slot = match self.worker.try_lock() {
             Ok(slot) => slot,
-            Err(TryLockError::WouldBlock | TryLockError::Poisoned(_)) => return Err(op),
+            Err(TryLockError::WouldBlock | TryLockError::Poisoned(_)) => return Some(op),
         };
         let Some(worker) = slot.as_mut() else {
-            return Err(op);
+            return Some(op);
         };
         let started = Instant::now();
         if !worker.runs_inline(&op) || !inline_budget_left(started) {
-            return Err(op);
+            return Some(op);
         }
         let mut replies = Vec::new();
         worker.handle(op, &mut replies);
         charge_inline(started.elapsed());
-        Ok(replies)
+        drop(slot);
+        if !replies.is_empty() {
+            (self.send)(replies);
+        }
+        None
     }
 
     /// Runs waiting ops on a pool thread, one turn's worth.
@@ -1098,7 +1077,7 @@ impl Connection {
                     // after that must not overtake them.
                     None if !replies.is_empty() => {
                         drop(q);
-                        self.send_replies(std::mem::take(&mut replies));
+                        (self.send)(std::mem::take(&mut replies));
                         weight = 0;
                         continue;
                     }
@@ -1124,13 +1103,13 @@ impl Connection {
             }
             weight += replies[before..].iter().map(Reply::weight).sum::<usize>();
             if weight >= REPLY_WEIGHT {
-                self.send_replies(std::mem::take(&mut replies));
+                (self.send)(std::mem::take(&mut replies));
                 weight = 0;
             }
         }
         drop(slot);
         if !replies.is_empty() {
-            self.send_replies(replies);
+            (self.send)(replies);
         }
         // Others get a turn first.
         pool().schedule(self.clone());
