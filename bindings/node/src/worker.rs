@@ -1,7 +1,7 @@
 //! Each connection (`IDBDatabase`) has its engine work run in the order the requests were
 //! placed, on a small pool of threads shared by every connection of the process, so Node's
-//! thread never waits on storage and ten thousand connections do not make ten thousand
-//! threads. Replies go back in batches through a thread-safe function.
+//! thread never waits for a lock or a disk flush and ten thousand connections do not make ten
+//! thousand threads. Replies go back in batches through a thread-safe function.
 //!
 //! A connection with ops waiting is in the pool's ready queue once; one pool thread at a time
 //! runs its ops (up to [`OPS_PER_TURN`], then it queues again behind the others). Threads are
@@ -21,9 +21,9 @@
 //! reply still goes through the thread-safe function, so it arrives as a task of its own (in
 //! the loop's poll phase, as every reply: a transaction a success event made active is
 //! inactive again before the next timer), after every earlier reply: a pool thread sends its
-//! replies before the connection counts as idle. Node's thread spends at most [`INLINE_BUDGET`] on
-//! them in any [`INLINE_WINDOW`] (the op that crosses the budget finishes; the next ones go
-//! to the pool until the window ends).
+//! replies before the connection counts as idle. Node's thread spends at most
+//! [`INLINE_BUDGET`] on them in any [`INLINE_WINDOW`] (the op that crosses the budget
+//! finishes; the next ones go to the pool until the window ends).
 //!
 //! Replies go back in batches of at most [`REPLY_WEIGHT`] records (a reply counts one, plus
 //! the records it carries), so no single task on Node's thread turns more than about that
@@ -1175,5 +1175,124 @@ impl Pool {
             };
             conn.run_turn();
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn read(tx: u32, kind: ReadKind) -> Op {
+        Op::Read {
+            id: 9,
+            tx,
+            store: "s".into(),
+            index: None,
+            kind,
+            range: None,
+            count: None,
+            direction: CursorDirection::Next,
+        }
+    }
+
+    fn begin(tx: u32, mode: TransactionMode) -> Op {
+        Op::Begin {
+            id: 3,
+            tx,
+            scope: vec!["s".into()],
+            mode,
+            durability: Durability::Default,
+        }
+    }
+
+    #[test]
+    fn only_ops_that_touch_one_record_without_waiting_run_inline() {
+        let factory = Arc::new(Factory::temporary().unwrap());
+        let mut w = Worker {
+            factory,
+            db: None,
+            version: 0,
+            txs: HashMap::new(),
+            held: HashMap::new(),
+            cursors: HashMap::new(),
+        };
+        let mut replies = Vec::new();
+        w.handle(
+            Op::Open {
+                id: 1,
+                tx: 1,
+                name: "db".into(),
+                version: 1,
+            },
+            &mut replies,
+        );
+        w.handle(
+            Op::CreateStore {
+                id: 2,
+                tx: 1,
+                name: "s".into(),
+                key_path: None,
+                auto_increment: false,
+            },
+            &mut replies,
+        );
+        w.handle(Op::Commit { id: 3, tx: 1 }, &mut replies);
+        assert!(replies.iter().all(|r| r.result.is_ok()));
+
+        assert!(w.runs_inline(&Op::Declare { tx: 2 }));
+        assert!(w.runs_inline(&begin(2, TransactionMode::ReadOnly)));
+        assert!(!w.runs_inline(&begin(2, TransactionMode::ReadWrite)));
+        assert!(w.runs_inline(&read(2, ReadKind::Get)));
+        assert!(w.runs_inline(&read(2, ReadKind::GetKey)));
+        for kind in [
+            ReadKind::GetAll,
+            ReadKind::GetAllKeys,
+            ReadKind::GetAllRecords,
+            ReadKind::Count,
+        ] {
+            assert!(!w.runs_inline(&read(2, kind)));
+        }
+        assert!(!w.runs_inline(&Op::Put {
+            id: 4,
+            tx: 2,
+            store: "s".into(),
+            value: Value::Null,
+            key: Some(Key::Number(1.0)),
+            no_overwrite: false,
+        }));
+        assert!(!w.runs_inline(&Op::Close));
+
+        // A readonly transaction whose held ops include a longer read begins on the pool.
+        w.handle(Op::Declare { tx: 5 }, &mut replies);
+        w.handle(read(5, ReadKind::Get), &mut replies);
+        assert!(w.runs_inline(&begin(5, TransactionMode::ReadOnly)));
+        w.handle(read(5, ReadKind::Count), &mut replies);
+        assert!(!w.runs_inline(&begin(5, TransactionMode::ReadOnly)));
+
+        // Commit and abort run inline for a readonly transaction, not a readwrite one.
+        w.handle(begin(6, TransactionMode::ReadOnly), &mut replies);
+        assert!(w.runs_inline(&Op::Commit { id: 7, tx: 6 }));
+        assert!(w.runs_inline(&Op::Abort { id: 7, tx: 6 }));
+        w.handle(begin(8, TransactionMode::ReadWrite), &mut replies);
+        assert!(!w.runs_inline(&Op::Commit { id: 9, tx: 8 }));
+        assert!(!w.runs_inline(&Op::Abort { id: 9, tx: 8 }));
+        assert!(replies.iter().all(|r| r.result.is_ok()));
+    }
+
+    #[test]
+    fn inline_budget_holds_within_a_window_and_renews_after_it() {
+        let start = Instant::now();
+        assert!(inline_budget_left(start));
+        charge_inline(INLINE_BUDGET - Duration::from_micros(1));
+        assert!(inline_budget_left(start + Duration::from_millis(1)));
+        charge_inline(Duration::from_micros(1));
+        assert!(!inline_budget_left(start + Duration::from_millis(1)));
+        assert!(!inline_budget_left(
+            start + INLINE_WINDOW - Duration::from_micros(1)
+        ));
+        assert!(inline_budget_left(start + INLINE_WINDOW));
+        assert!(inline_budget_left(
+            start + INLINE_WINDOW + Duration::from_millis(1)
+        ));
     }
 }
