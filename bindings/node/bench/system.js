@@ -36,7 +36,7 @@ function taskTimer(types) {
     destroy(id) { tracked.delete(id); },
   });
   hook.enable();
-  return (step) => {
+  return () => {
     longest = 0;
     return () => ({ longestTaskMs: longest });
   };
