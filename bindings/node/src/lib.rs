@@ -27,7 +27,7 @@ use napi_derive::napi;
 
 use convert::{
     engine_error, js_to_value, key_to_js, named_error, required_key, stored_value,
-    stored_value_to_js, value_to_js,
+    stored_value_to_js, value_to_js, Names,
 };
 use worker::{Event, Events, Op, Payload, ReadKind, Reply};
 
@@ -263,10 +263,10 @@ fn js_name(name: JsString) -> Result<Utf16String> {
 }
 
 fn key_path_to_js(env: &Env, kp: &KeyPath) -> Result<JsUnknown> {
-    value_to_js(env, &kp.to_value())
+    value_to_js(env, &kp.to_value(), &mut Names::default())
 }
 
-fn payload_to_js(env: &Env, payload: Payload) -> Result<JsUnknown> {
+fn payload_to_js(env: &Env, payload: Payload, names: &mut Names) -> Result<JsUnknown> {
     Ok(match payload {
         Payload::None => env.get_undefined()?.into_unknown(),
         Payload::Key(k) => key_to_js(env, &k)?,
@@ -277,13 +277,16 @@ fn payload_to_js(env: &Env, payload: Payload) -> Result<JsUnknown> {
         Payload::Values(values, inject, single) => {
             if single {
                 match values.first() {
-                    Some(v) => stored_value_to_js(env, v, inject.as_ref())?,
+                    Some(v) => stored_value_to_js(env, v, inject.as_ref(), names)?,
                     None => env.get_undefined()?.into_unknown(),
                 }
             } else {
                 let mut array = env.create_array_with_length(values.len())?;
                 for (i, v) in values.iter().enumerate() {
-                    array.set_element(i as u32, stored_value_to_js(env, v, inject.as_ref())?)?;
+                    array.set_element(
+                        i as u32,
+                        stored_value_to_js(env, v, inject.as_ref(), names)?,
+                    )?;
                 }
                 array.into_unknown()
             }
@@ -301,7 +304,10 @@ fn payload_to_js(env: &Env, payload: Payload) -> Result<JsUnknown> {
                 let at = (i * 3) as u32;
                 array.set_element(at, key_to_js(env, &r.key)?)?;
                 array.set_element(at + 1, key_to_js(env, &r.primary_key)?)?;
-                array.set_element(at + 2, stored_value_to_js(env, &r.value, inject.as_ref())?)?;
+                array.set_element(
+                    at + 2,
+                    stored_value_to_js(env, &r.value, inject.as_ref(), names)?,
+                )?;
             }
             array.into_unknown()
         }
@@ -317,7 +323,8 @@ fn payload_to_js(env: &Env, payload: Payload) -> Result<JsUnknown> {
                 array.set_element(at, key_to_js(env, key)?)?;
                 array.set_element(at + 1, key_to_js(env, primary_key)?)?;
                 if let Some(v) = value {
-                    array.set_element(at + 2, stored_value_to_js(env, v, inject.as_ref())?)?;
+                    array
+                        .set_element(at + 2, stored_value_to_js(env, v, inject.as_ref(), names)?)?;
                 }
             }
             array.into_unknown()
@@ -362,13 +369,14 @@ fn payload_to_js(env: &Env, payload: Payload) -> Result<JsUnknown> {
 
 fn replies_to_js(env: &Env, replies: Vec<Reply>) -> Result<JsObject> {
     let mut array = env.create_array_with_length(replies.len() * 3)?;
+    let mut names = Names::default();
     for (i, reply) in replies.into_iter().enumerate() {
         let at = (i * 3) as u32;
         array.set_element(at, env.create_uint32(reply.id)?)?;
         match reply.result {
             Ok(payload) => {
                 array.set_element(at + 1, env.get_null()?)?;
-                array.set_element(at + 2, payload_to_js(env, payload)?)?;
+                array.set_element(at + 2, payload_to_js(env, payload, &mut names)?)?;
             }
             Err(e) => {
                 array.set_element(at + 1, env.create_string(e.name())?)?;

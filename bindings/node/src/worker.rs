@@ -1,7 +1,7 @@
 //! Each connection (`IDBDatabase`) has its engine work run in the order the requests were
 //! placed, on a small pool of threads shared by every connection of the process, so Node's
-//! thread never waits on storage and ten thousand connections do not make ten thousand
-//! threads. Replies go back in batches through a thread-safe function.
+//! thread never waits for a lock or a disk flush and ten thousand connections do not make ten
+//! thousand threads. Replies go back in batches through a thread-safe function.
 //!
 //! A connection with ops waiting is in the pool's ready queue once; one pool thread at a time
 //! runs its ops (up to [`OPS_PER_TURN`], then it queues again behind the others). Threads are
@@ -15,6 +15,20 @@
 //! transaction that may start, so a worker never waits for another connection's writer in
 //! this process.
 //!
+//! Some ops run at once on the thread that places them (Node's), when the connection has
+//! nothing queued or running: ops that never wait for a lock and touch at most one record
+//! (see [`Worker::runs_inline`]). A pool thread's wake-up costs more than such an op. The
+//! reply still goes through the thread-safe function, so it arrives as a task of its own (in
+//! the loop's poll phase, as every reply: a transaction a success event made active is
+//! inactive again before the next timer), after every earlier reply: a pool thread sends its
+//! replies before the connection counts as idle. Node's thread spends at most
+//! [`INLINE_BUDGET`] on them in any [`INLINE_WINDOW`] (the op that crosses the budget
+//! finishes; the next ones go to the pool until the window ends).
+//!
+//! Replies go back in batches of at most [`REPLY_WEIGHT`] records (a reply counts one, plus
+//! the records it carries), so no single task on Node's thread turns more than about that
+//! many records into JavaScript values and dispatches their events.
+//!
 //! Cursor steps read ahead: a step asks for a batch of rows, the row it moves to and up to
 //! `batch - 1` rows beyond it (each a further plain `continue()`), which the JavaScript layer
 //! steps through without a round trip. The engine cursor stays on the row the step moved to;
@@ -23,8 +37,9 @@
 //! `SyncCursor` op that it places before any write to the transaction, so the engine cursor
 //! catches up while the data is still what the rows were read from.
 
+use std::cell::Cell;
 use std::collections::{HashMap, VecDeque};
-use std::sync::{Arc, Condvar, Mutex, MutexGuard, OnceLock};
+use std::sync::{Arc, Condvar, Mutex, MutexGuard, OnceLock, TryLockError};
 use std::time::{Duration, Instant};
 
 use indexa::{
@@ -229,6 +244,20 @@ pub enum Payload {
 pub struct Reply {
     pub id: u32,
     pub result: Result<Payload, Error>,
+}
+
+impl Reply {
+    /// What the reply costs Node's thread, in records: one for the reply and its event, plus
+    /// the values, keys or rows it carries.
+    fn weight(&self) -> usize {
+        1 + match &self.result {
+            Ok(Payload::Values(v, _, _)) => v.len(),
+            Ok(Payload::Keys(k)) => k.len(),
+            Ok(Payload::Records(r, _)) => r.len(),
+            Ok(Payload::Rows(r, _, _)) => r.len(),
+            _ => 0,
+        }
+    }
 }
 
 /// An engine cursor moved onto the last row of a batch, `rows` plain steps beyond the cursor
@@ -484,6 +513,43 @@ impl Op {
 }
 
 impl Worker {
+    /// Whether `op` may run on the thread that places it: it never waits for a lock and
+    /// touches at most one record. Declaring a transaction; beginning a readonly one (its
+    /// SQLite read transaction; a reader connection is opened when none is free) when every
+    /// op held for it may run so too; `get` and `getKey`; committing or aborting a readonly
+    /// transaction (ending its read transaction) or one that never began.
+    fn runs_inline(&self, op: &Op) -> bool {
+        match op {
+            Op::Declare { .. } => true,
+            Op::Begin {
+                tx,
+                mode: TransactionMode::ReadOnly,
+                ..
+            } => self
+                .held
+                .get(tx)
+                .map_or(true, |ops| ops.iter().all(|o| self.touches_one_record(o))),
+            other => self.touches_one_record(other),
+        }
+    }
+
+    fn touches_one_record(&self, op: &Op) -> bool {
+        match op {
+            Op::Read {
+                kind: ReadKind::Get | ReadKind::GetKey,
+                ..
+            } => true,
+            Op::Commit { tx, .. } | Op::Abort { tx, .. } => {
+                self.held.contains_key(tx)
+                    || self
+                        .txs
+                        .get(tx)
+                        .map_or(true, |t| t.mode() == TransactionMode::ReadOnly)
+            }
+            _ => false,
+        }
+    }
+
     /// Runs `op`, or holds it while its transaction waits to begin; `Begin` runs the held
     /// ops after it, and `Abort` of a transaction that never began fails them with
     /// `AbortError`. Returns `false` on `Close`.
@@ -954,8 +1020,37 @@ pub const MAX_THREADS: usize = 32;
 /// How many ops a pool thread runs for one connection before serving the next one.
 pub const OPS_PER_TURN: usize = 4096;
 
-/// Replies are sent at the latest when this many are gathered.
-const REPLY_BATCH: usize = 512;
+/// Replies are sent at the latest when they weigh this much (see [`Reply::weight`]): a
+/// cursor's read-ahead batch of up to 256 rows goes alone, `get`s go by about 128.
+pub const REPLY_WEIGHT: usize = 256;
+
+/// The most time Node's thread spends running ops itself within one [`INLINE_WINDOW`].
+pub const INLINE_BUDGET: Duration = Duration::from_micros(1000);
+
+/// See [`INLINE_BUDGET`].
+pub const INLINE_WINDOW: Duration = Duration::from_millis(4);
+
+thread_local! {
+    /// This thread's current window: when it began and the time spent on inline ops in it.
+    static INLINE_SPENT: Cell<Option<(Instant, Duration)>> = const { Cell::new(None) };
+}
+
+/// Whether this thread may still run an op itself in the current window.
+fn inline_budget_left(now: Instant) -> bool {
+    match INLINE_SPENT.get() {
+        Some((start, spent)) if now.duration_since(start) < INLINE_WINDOW => spent < INLINE_BUDGET,
+        _ => {
+            INLINE_SPENT.set(Some((now, Duration::ZERO)));
+            true
+        }
+    }
+}
+
+fn charge_inline(spent: Duration) {
+    if let Some((start, before)) = INLINE_SPENT.get() {
+        INLINE_SPENT.set(Some((start, before + spent)));
+    }
+}
 
 fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
     m.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
@@ -1022,6 +1117,14 @@ impl Connection {
             q.closed = true;
             self.events.update(|st| st.closing = true);
         }
+        let op = if !q.scheduled && q.ops.is_empty() {
+            match self.run_inline(op) {
+                Some(op) => op,
+                None => return true,
+            }
+        } else {
+            op
+        };
         q.ops.push_back(op);
         if !q.scheduled {
             q.scheduled = true;
@@ -1031,22 +1134,52 @@ impl Connection {
         true
     }
 
+    /// Runs `op` on this thread when the worker is free and it may (see
+    /// [`Worker::runs_inline`] and [`INLINE_BUDGET`]); else gives it back. Called with the
+    /// queue locked, empty and not scheduled, so no pool thread runs this connection and the
+    /// reply follows every earlier one.
+    fn run_inline(&self, op: Op) -> Option<Op> {
+        let mut slot = match self.worker.try_lock() {
+            Ok(slot) => slot,
+            Err(TryLockError::WouldBlock | TryLockError::Poisoned(_)) => return Some(op),
+        };
+        let Some(worker) = slot.as_mut() else {
+            return Some(op);
+        };
+        let started = Instant::now();
+        if !worker.runs_inline(&op) || !inline_budget_left(started) {
+            return Some(op);
+        }
+        let mut replies = Vec::new();
+        worker.handle(op, &mut replies);
+        charge_inline(started.elapsed());
+        drop(slot);
+        if !replies.is_empty() {
+            (self.send)(replies);
+        }
+        None
+    }
+
     /// Runs waiting ops on a pool thread, one turn's worth.
     fn run_turn(self: &Arc<Self>) {
         let mut slot = lock(&self.worker);
         let mut replies = Vec::new();
+        let mut weight = 0;
         for _ in 0..OPS_PER_TURN {
             let op = {
                 let mut q = lock(&self.queue);
                 match q.ops.pop_front() {
                     Some(op) => op,
+                    // The replies go before the connection counts as idle: an op run inline
+                    // after that must not overtake them.
+                    None if !replies.is_empty() => {
+                        drop(q);
+                        (self.send)(std::mem::take(&mut replies));
+                        weight = 0;
+                        continue;
+                    }
                     None => {
                         q.scheduled = false;
-                        drop(q);
-                        drop(slot);
-                        if !replies.is_empty() {
-                            (self.send)(replies);
-                        }
                         return;
                     }
                 }
@@ -1054,6 +1187,7 @@ impl Connection {
             let Some(worker) = slot.as_mut() else {
                 continue;
             };
+            let before = replies.len();
             if !worker.handle(op, &mut replies) {
                 // Unfinished transactions abort when dropped, before the connection goes.
                 if let Some(mut worker) = slot.take() {
@@ -1065,8 +1199,10 @@ impl Connection {
                 }
                 self.events.update(|st| st.closed = true);
             }
-            if replies.len() >= REPLY_BATCH {
+            weight += replies[before..].iter().map(Reply::weight).sum::<usize>();
+            if weight >= REPLY_WEIGHT {
                 (self.send)(std::mem::take(&mut replies));
+                weight = 0;
             }
         }
         drop(slot);
@@ -1137,5 +1273,124 @@ impl Pool {
             };
             conn.run_turn();
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn read(tx: u32, kind: ReadKind) -> Op {
+        Op::Read {
+            id: 9,
+            tx,
+            store: "s".into(),
+            index: None,
+            kind,
+            range: None,
+            count: None,
+            direction: CursorDirection::Next,
+        }
+    }
+
+    fn begin(tx: u32, mode: TransactionMode) -> Op {
+        Op::Begin {
+            id: 3,
+            tx,
+            scope: vec!["s".into()],
+            mode,
+            durability: Durability::Default,
+        }
+    }
+
+    #[test]
+    fn only_ops_that_touch_one_record_without_waiting_run_inline() {
+        let factory = Arc::new(Factory::temporary().unwrap());
+        let mut w = Worker {
+            factory,
+            db: None,
+            version: 0,
+            txs: HashMap::new(),
+            held: HashMap::new(),
+            cursors: HashMap::new(),
+        };
+        let mut replies = Vec::new();
+        w.handle(
+            Op::Open {
+                id: 1,
+                tx: 1,
+                name: "db".into(),
+                version: 1,
+            },
+            &mut replies,
+        );
+        w.handle(
+            Op::CreateStore {
+                id: 2,
+                tx: 1,
+                name: "s".into(),
+                key_path: None,
+                auto_increment: false,
+            },
+            &mut replies,
+        );
+        w.handle(Op::Commit { id: 3, tx: 1 }, &mut replies);
+        assert!(replies.iter().all(|r| r.result.is_ok()));
+
+        assert!(w.runs_inline(&Op::Declare { tx: 2 }));
+        assert!(w.runs_inline(&begin(2, TransactionMode::ReadOnly)));
+        assert!(!w.runs_inline(&begin(2, TransactionMode::ReadWrite)));
+        assert!(w.runs_inline(&read(2, ReadKind::Get)));
+        assert!(w.runs_inline(&read(2, ReadKind::GetKey)));
+        for kind in [
+            ReadKind::GetAll,
+            ReadKind::GetAllKeys,
+            ReadKind::GetAllRecords,
+            ReadKind::Count,
+        ] {
+            assert!(!w.runs_inline(&read(2, kind)));
+        }
+        assert!(!w.runs_inline(&Op::Put {
+            id: 4,
+            tx: 2,
+            store: "s".into(),
+            value: Value::Null,
+            key: Some(Key::Number(1.0)),
+            no_overwrite: false,
+        }));
+        assert!(!w.runs_inline(&Op::Close));
+
+        // A readonly transaction whose held ops include a longer read begins on the pool.
+        w.handle(Op::Declare { tx: 5 }, &mut replies);
+        w.handle(read(5, ReadKind::Get), &mut replies);
+        assert!(w.runs_inline(&begin(5, TransactionMode::ReadOnly)));
+        w.handle(read(5, ReadKind::Count), &mut replies);
+        assert!(!w.runs_inline(&begin(5, TransactionMode::ReadOnly)));
+
+        // Commit and abort run inline for a readonly transaction, not a readwrite one.
+        w.handle(begin(6, TransactionMode::ReadOnly), &mut replies);
+        assert!(w.runs_inline(&Op::Commit { id: 7, tx: 6 }));
+        assert!(w.runs_inline(&Op::Abort { id: 7, tx: 6 }));
+        w.handle(begin(8, TransactionMode::ReadWrite), &mut replies);
+        assert!(!w.runs_inline(&Op::Commit { id: 9, tx: 8 }));
+        assert!(!w.runs_inline(&Op::Abort { id: 9, tx: 8 }));
+        assert!(replies.iter().all(|r| r.result.is_ok()));
+    }
+
+    #[test]
+    fn inline_budget_holds_within_a_window_and_renews_after_it() {
+        let start = Instant::now();
+        assert!(inline_budget_left(start));
+        charge_inline(INLINE_BUDGET - Duration::from_micros(1));
+        assert!(inline_budget_left(start + Duration::from_millis(1)));
+        charge_inline(Duration::from_micros(1));
+        assert!(!inline_budget_left(start + Duration::from_millis(1)));
+        assert!(!inline_budget_left(
+            start + INLINE_WINDOW - Duration::from_micros(1)
+        ));
+        assert!(inline_budget_left(start + INLINE_WINDOW));
+        assert!(inline_budget_left(
+            start + INLINE_WINDOW + Duration::from_millis(1)
+        ));
     }
 }
