@@ -8,6 +8,9 @@
 
 use std::collections::VecDeque;
 use std::str::FromStr;
+use std::sync::OnceLock;
+
+use serde::de::DeserializeOwned;
 
 use crate::error::{Error, Result};
 use crate::key::Key;
@@ -18,7 +21,8 @@ use crate::object_store::{corrupt, encoded_or_all, ObjectStore};
 use crate::storage::{self, IndexStep, RawEntry};
 use crate::transaction::Transaction;
 use crate::value::Value;
-use crate::value_codec::decode_value;
+use crate::value_codec::{check_value, decode_value};
+use crate::value_codec_serde::decode_value_as;
 
 /// A cursor's direction (`IDBCursorDirection`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
@@ -108,7 +112,11 @@ impl CursorSource {
 struct Position {
     key: Key,
     primary_key: Key,
-    value: Option<Value>,
+    /// The stored value's bytes (checked when the cursor moved here), decoded into a
+    /// [`Value`] only when [`Cursor::value`] asks, so typed reads ([`Cursor::value_as`])
+    /// never build one.
+    value: Option<Vec<u8>>,
+    decoded: OnceLock<Value>,
     encoded_key: Vec<u8>,
     encoded_primary_key: Vec<u8>,
 }
@@ -125,7 +133,10 @@ fn position_of((encoded_key, encoded_primary_key, value): RawEntry) -> Result<Po
     Ok(Position {
         key,
         primary_key,
-        value: value.map(|bytes| decode_value(&bytes)).transpose()?,
+        value: value
+            .map(|bytes| check_value(&bytes).map(|()| bytes))
+            .transpose()?,
+        decoded: OnceLock::new(),
         encoded_key,
         encoded_primary_key,
     })
@@ -200,9 +211,31 @@ impl Cursor {
         self.position.as_ref().map(|p| &p.primary_key)
     }
 
-    /// The value at the position; `None` past the end and for key cursors.
+    /// The value at the position; `None` past the end and for key cursors. Decoded on the
+    /// first call at each position.
     pub fn value(&self) -> Option<&Value> {
-        self.position.as_ref().and_then(|p| p.value.as_ref())
+        let position = self.position.as_ref()?;
+        let bytes = position.value.as_deref()?;
+        // The bytes were checked when the cursor moved here, so decoding succeeds.
+        Some(
+            position
+                .decoded
+                .get_or_init(|| decode_value(bytes).unwrap_or(Value::Undefined)),
+        )
+    }
+
+    /// The value at the position decoded straight into `T` (the mapping of
+    /// [`crate::from_value`]), without building a [`Value`]; `Ok(None)` past the end and for
+    /// key cursors.
+    ///
+    /// # Errors
+    /// [`Error::Type`] when the value does not have the shape `T` expects.
+    pub fn value_as<T: DeserializeOwned>(&self) -> Result<Option<T>> {
+        self.position
+            .as_ref()
+            .and_then(|p| p.value.as_deref())
+            .map(decode_value_as)
+            .transpose()
     }
 
     /// The cursor's direction.

@@ -2,6 +2,8 @@
 //!
 //! Source: <https://www.w3.org/TR/IndexedDB-3/#index-construct> and seed 003 ("Índices").
 
+use serde::de::DeserializeOwned;
+
 use crate::cursor::{Cursor, CursorDirection, CursorSource};
 use crate::error::{Error, Result};
 use crate::key::Key;
@@ -16,6 +18,7 @@ use crate::transaction::Transaction;
 use crate::utf16::Utf16String;
 use crate::value::Value;
 use crate::value_codec::decode_value;
+use crate::value_codec_serde::decode_value_as;
 
 /// The encoded index keys a record value has in an index: none when the key path yields no
 /// valid key; one per distinct valid member for a multiEntry index over an array; else one.
@@ -111,6 +114,27 @@ impl<'t> Index<'t> {
             .map(|r| r.value))
     }
 
+    /// As [`Index::get`], the value decoded straight into `T` (the mapping of
+    /// [`crate::from_value`]) without building a [`Value`]: the typed read path.
+    ///
+    /// # Errors
+    /// As [`Index::get`]; [`Error::Type`] when the value does not have the shape `T` expects.
+    pub fn get_as<T: DeserializeOwned>(&self, range: impl Into<KeyRange>) -> Result<Option<T>> {
+        Ok(self.get_all_as(Query::from(range.into()).count(1))?.pop())
+    }
+
+    /// As [`Index::get_all`], each value decoded straight into `T` without building a
+    /// [`Value`].
+    ///
+    /// # Errors
+    /// As [`Index::get_as`].
+    pub fn get_all_as<T: DeserializeOwned>(&self, query: impl Into<Query>) -> Result<Vec<T>> {
+        self.rows(query.into(), true)?
+            .into_iter()
+            .map(|(_, _, v)| decode_value_as(v.as_deref().unwrap_or_default()))
+            .collect()
+    }
+
     /// The primary key of the first record whose index key is in `range`
     /// (`IDBIndex.getKey`), or `None`.
     ///
@@ -154,10 +178,11 @@ impl<'t> Index<'t> {
         self.entries(query.into(), true)
     }
 
-    fn entries(&self, query: Query, with_values: bool) -> Result<Vec<Record>> {
+    /// The stored entries matching `query` (index key, primary key, value bytes).
+    fn rows(&self, query: Query, with_values: bool) -> Result<Vec<storage::RawEntry>> {
         self.check_usable()?;
         let conn = self.tx.conn()?;
-        let rows = storage::select_index_entries(
+        storage::select_index_entries(
             &conn,
             self.id,
             self.store_id,
@@ -166,8 +191,12 @@ impl<'t> Index<'t> {
             query.direction.is_unique(),
             query.limit(),
             with_values,
-        )?;
-        rows.into_iter()
+        )
+    }
+
+    fn entries(&self, query: Query, with_values: bool) -> Result<Vec<Record>> {
+        self.rows(query, with_values)?
+            .into_iter()
             .map(|(k, pk, v)| {
                 Ok(Record {
                     key: decode_key(&k).map_err(corrupt)?,

@@ -51,6 +51,7 @@ mod transaction;
 mod utf16;
 mod value;
 mod value_codec;
+mod value_codec_serde;
 mod value_serde;
 
 pub use cursor::{Cursor, CursorDirection};
@@ -81,4 +82,5 @@ pub use value::{time_clip, Object, PropertyHasher, Value};
 pub use value_codec::{
     decode_value, encode_value, encode_value_into, MAX_VALUE_DEPTH, VALUE_FORMAT_VERSION,
 };
+pub use value_codec_serde::decode_value_as;
 pub use value_serde::{from_value, to_value};

@@ -2,6 +2,8 @@
 //!
 //! Source: <https://www.w3.org/TR/IndexedDB-3/#object-store-interface> and seed 000.
 
+use serde::de::DeserializeOwned;
+
 use crate::cursor::{Cursor, CursorDirection, CursorSource};
 use crate::error::{Error, Result};
 use crate::index::{index_keys, Index};
@@ -20,6 +22,7 @@ use crate::transaction::Transaction;
 use crate::utf16::Utf16String;
 use crate::value::Value;
 use crate::value_codec::{decode_value, encode_value, MAX_VALUE_DEPTH};
+use crate::value_codec_serde::decode_value_as;
 
 /// An object store as seen by one transaction. Obtained from
 /// [`Transaction::object_store`] or [`Transaction::create_object_store`].
@@ -374,14 +377,28 @@ impl<'t> ObjectStore<'t> {
     /// [`Error::TransactionInactive`], [`Error::InvalidState`] (store deleted),
     /// [`Error::Unknown`] on storage failure.
     pub fn get(&self, range: impl Into<KeyRange>) -> Result<Option<Value>> {
-        let range = range.into();
+        self.get_decoded(range.into(), decode_value)
+    }
+
+    /// As [`ObjectStore::get`], the value decoded straight into `T` (the mapping of
+    /// [`crate::from_value`]) without building a [`Value`]: the typed read path.
+    ///
+    /// # Errors
+    /// As [`ObjectStore::get`]; [`Error::Type`] when the value does not have the shape `T`
+    /// expects.
+    pub fn get_as<T: DeserializeOwned>(&self, range: impl Into<KeyRange>) -> Result<Option<T>> {
+        self.get_decoded(range.into(), decode_value_as)
+    }
+
+    /// The first record in `range`, its value's bytes given to `decode`.
+    fn get_decoded<R>(&self, range: KeyRange, decode: fn(&[u8]) -> Result<R>) -> Result<Option<R>> {
         let conn = self.read_conn()?;
         match range.as_only() {
-            Some(key) => storage::read_record(&conn, self.id, &encode_key(key), decode_value),
+            Some(key) => storage::read_record(&conn, self.id, &encode_key(key), decode),
             None => storage::select_records(&conn, self.id, &range.encoded(), false, 1, true)?
                 .pop()
                 .and_then(|(_, v)| v)
-                .map(|b| decode_value(&b))
+                .map(|b| decode(&b))
                 .transpose(),
         }
     }
@@ -409,6 +426,19 @@ impl<'t> ObjectStore<'t> {
             .into_iter()
             .map(|r| r.value)
             .collect())
+    }
+
+    /// As [`ObjectStore::get_all`], each value decoded straight into `T` (the mapping of
+    /// [`crate::from_value`]) without building a [`Value`].
+    ///
+    /// # Errors
+    /// As [`ObjectStore::get`]; [`Error::Type`] when a value does not have the shape `T`
+    /// expects.
+    pub fn get_all_as<T: DeserializeOwned>(&self, query: impl Into<Query>) -> Result<Vec<T>> {
+        self.select(query.into(), true)?
+            .into_iter()
+            .map(|(_, v)| decode_value_as(v.as_deref().unwrap_or_default()))
+            .collect()
     }
 
     /// The stored records matching `query`, with or without their values.
