@@ -11,7 +11,6 @@ use crate::key_range::KeyRange;
 use crate::object_store::{corrupt, encoded_or_all, ObjectStore};
 use crate::query::{Query, Record};
 use crate::schema::IndexMeta;
-use crate::storage;
 use crate::transaction::Transaction;
 use crate::utf16::Utf16String;
 use crate::value::Value;
@@ -157,8 +156,7 @@ impl<'t> Index<'t> {
     fn entries(&self, query: Query, with_values: bool) -> Result<Vec<Record>> {
         self.check_usable()?;
         let conn = self.tx.conn()?;
-        let rows = storage::select_index_entries(
-            &conn,
+        let rows = conn.select_index_entries(
             self.id,
             self.store_id,
             &encoded_or_all(&query.range),
@@ -189,7 +187,7 @@ impl<'t> Index<'t> {
     pub fn count(&self, range: Option<KeyRange>) -> Result<u64> {
         self.check_usable()?;
         let conn = self.tx.conn()?;
-        storage::count_index_entries(&conn, self.id, &encoded_or_all(&range))
+        conn.count_index_entries(self.id, &encoded_or_all(&range))
     }
 
     /// Opens a cursor over the index (`IDBIndex.openCursor`), positioned on the first entry
@@ -250,8 +248,7 @@ impl<'t> Index<'t> {
                 "object store {store_name:?} already has an index named {name:?}"
             )));
         }
-        self.tx
-            .mutate(|conn| storage::rename_index(conn, self.id, name))?;
+        self.tx.mutate(|conn| conn.rename_index(self.id, name))?;
         self.tx.edit_schema(|schema| {
             if let Some(store) = schema.store_mut(&store_name) {
                 store.rename_index(&old, name);
