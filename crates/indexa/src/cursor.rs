@@ -12,13 +12,13 @@ use std::sync::OnceLock;
 
 use serde::de::DeserializeOwned;
 
+use crate::backend::{IndexStep, RawEntry, StorageConnection};
 use crate::error::{Error, Result};
 use crate::key::Key;
 use crate::key_encoding::{decode_key, encode_key};
 use crate::key_path::{extract_key_from_value_using_key_path, KeyPathExtraction};
 use crate::key_range::{EncodedRange, KeyRange};
 use crate::object_store::{corrupt, encoded_or_all, ObjectStore};
-use crate::storage::{self, IndexStep, RawEntry};
 use crate::transaction::Transaction;
 use crate::value::Value;
 use crate::value_codec::{check_value, decode_value};
@@ -468,11 +468,11 @@ impl Cursor {
                 None => old.map(|p| (p.encoded_key.as_slice(), p.encoded_primary_key.as_slice())),
             };
             let next = if key.is_none() && !self.direction.is_unique() {
-                self.next_read_ahead(&conn, tx.writes(), here)?
+                self.next_read_ahead(&*conn, tx.writes(), here)?
             } else {
                 self.ahead.rows.clear();
                 self.ahead.at_end = false;
-                self.step(&conn, here, key, primary_key, 1)?.pop_front()
+                self.step(&*conn, here, key, primary_key, 1)?.pop_front()
             };
             match next {
                 None => return Ok(None),
@@ -486,7 +486,7 @@ impl Cursor {
     /// when they are still valid, else from a new read of the next batch.
     fn next_read_ahead(
         &mut self,
-        conn: &rusqlite::Connection,
+        conn: &dyn StorageConnection,
         writes: u64,
         here: Option<(&[u8], &[u8])>,
     ) -> Result<Option<RawEntry>> {
@@ -512,7 +512,7 @@ impl Cursor {
     /// beyond `key` (and `primary_key`) when given.
     fn step(
         &self,
-        conn: &rusqlite::Connection,
+        conn: &dyn StorageConnection,
         here: Option<(&[u8], &[u8])>,
         key: Option<&[u8]>,
         primary_key: Option<&[u8]>,
@@ -521,19 +521,19 @@ impl Cursor {
         let descending = self.direction.is_reverse();
         let with_value = !self.key_only;
         let Some(index_id) = self.source.index_id else {
-            return Ok(storage::step_store(
-                conn,
-                self.source.store_id,
-                &self.range,
-                descending,
-                here.map(|(k, _)| k),
-                key,
-                with_value,
-                limit,
-            )?
-            .into_iter()
-            .map(|(k, v)| (k.clone(), k, v))
-            .collect());
+            return Ok(conn
+                .step_store(
+                    self.source.store_id,
+                    &self.range,
+                    descending,
+                    here.map(|(k, _)| k),
+                    key,
+                    with_value,
+                    limit,
+                )?
+                .into_iter()
+                .map(|(k, v)| (k.clone(), k, v))
+                .collect());
         };
         let step = if self.direction.is_unique() {
             IndexStep {
@@ -550,8 +550,7 @@ impl Cursor {
                 target_primary_key: primary_key,
             }
         };
-        let entries = storage::step_index(
-            conn,
+        let entries = conn.step_index(
             index_id,
             self.source.store_id,
             &self.range,
@@ -567,7 +566,7 @@ impl Cursor {
         let mut out = VecDeque::new();
         for (k, _, _) in entries {
             if let Some(entry) =
-                storage::first_entry_with_key(conn, index_id, self.source.store_id, &k, with_value)?
+                conn.first_entry_with_key(index_id, self.source.store_id, &k, with_value)?
             {
                 out.push_back(entry);
             }

@@ -4,6 +4,7 @@
 
 use serde::de::DeserializeOwned;
 
+use crate::backend::RawEntry;
 use crate::cursor::{Cursor, CursorDirection, CursorSource};
 use crate::error::{Error, Result};
 use crate::key::Key;
@@ -13,7 +14,6 @@ use crate::key_range::KeyRange;
 use crate::object_store::{corrupt, encoded_or_all, ObjectStore};
 use crate::query::{Query, Record};
 use crate::schema::IndexMeta;
-use crate::storage;
 use crate::transaction::Transaction;
 use crate::utf16::Utf16String;
 use crate::value::Value;
@@ -179,11 +179,10 @@ impl<'t> Index<'t> {
     }
 
     /// The stored entries matching `query` (index key, primary key, value bytes).
-    fn rows(&self, query: Query, with_values: bool) -> Result<Vec<storage::RawEntry>> {
+    fn rows(&self, query: Query, with_values: bool) -> Result<Vec<RawEntry>> {
         self.check_usable()?;
         let conn = self.tx.conn()?;
-        storage::select_index_entries(
-            &conn,
+        conn.select_index_entries(
             self.id,
             self.store_id,
             &encoded_or_all(&query.range),
@@ -218,7 +217,7 @@ impl<'t> Index<'t> {
     pub fn count(&self, range: Option<KeyRange>) -> Result<u64> {
         self.check_usable()?;
         let conn = self.tx.conn()?;
-        storage::count_index_entries(&conn, self.id, &encoded_or_all(&range))
+        conn.count_index_entries(self.id, &encoded_or_all(&range))
     }
 
     /// Opens a cursor over the index (`IDBIndex.openCursor`), positioned on the first entry
@@ -279,8 +278,7 @@ impl<'t> Index<'t> {
                 "object store {store_name:?} already has an index named {name:?}"
             )));
         }
-        self.tx
-            .mutate(|conn| storage::rename_index(conn, self.id, name))?;
+        self.tx.mutate(|conn| conn.rename_index(self.id, name))?;
         self.tx.edit_schema(|schema| {
             if let Some(store) = schema.store_mut(&store_name) {
                 store.rename_index(&old, name);

@@ -31,6 +31,7 @@
 //! ```
 #![warn(missing_docs)]
 
+mod backend;
 mod connection_lock;
 mod cursor;
 mod database;
@@ -45,7 +46,6 @@ mod key_range;
 mod object_store;
 mod query;
 mod schema;
-mod storage;
 mod text;
 mod transaction;
 mod utf16;
