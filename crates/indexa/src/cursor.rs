@@ -112,31 +112,41 @@ impl CursorSource {
 struct Position {
     key: Key,
     primary_key: Key,
-    /// The stored value's bytes (checked when the cursor moved here), decoded into a
-    /// [`Value`] only when [`Cursor::value`] asks, so typed reads ([`Cursor::value_as`])
-    /// never build one.
+    /// The stored value's bytes, checked when the cursor moved here.
     value: Option<Vec<u8>>,
+    /// The value decoded: at once on a cursor read with [`Cursor::value`], only when asked
+    /// on one read with [`Cursor::value_as`] (which never builds it).
     decoded: OnceLock<Value>,
     encoded_key: Vec<u8>,
     encoded_primary_key: Vec<u8>,
 }
 
 /// Decodes a row into a position. A store's rows carry the primary key twice; it is decoded
-/// once.
-fn position_of((encoded_key, encoded_primary_key, value): RawEntry) -> Result<Position> {
+/// once. The value is decoded (which checks it) unless `typed`, when it is only checked.
+fn position_of(
+    (encoded_key, encoded_primary_key, value): RawEntry,
+    typed: bool,
+) -> Result<Position> {
     let key = decode_key(&encoded_key).map_err(corrupt)?;
     let primary_key = if encoded_primary_key == encoded_key {
         key.clone()
     } else {
         decode_key(&encoded_primary_key).map_err(corrupt)?
     };
+    let decoded = OnceLock::new();
+    if let Some(bytes) = &value {
+        if typed {
+            check_value(bytes)?;
+        } else {
+            // Just made, so the cell is empty and the set succeeds.
+            let _ = decoded.set(decode_value(bytes)?);
+        }
+    }
     Ok(Position {
         key,
         primary_key,
-        value: value
-            .map(|bytes| check_value(&bytes).map(|()| bytes))
-            .transpose()?,
-        decoded: OnceLock::new(),
+        value,
+        decoded,
         encoded_key,
         encoded_primary_key,
     })
@@ -156,10 +166,27 @@ pub struct Cursor {
     key_only: bool,
     position: Option<Position>,
     ahead: ReadAhead,
+    /// Set once [`Cursor::value_as`] is called: steps then leave values undecoded.
+    typed: OnceLock<()>,
 }
 
 /// The most rows a cursor reads ahead in one query.
 const MAX_READ_AHEAD: u32 = 256;
+
+/// About how many bytes of rows (keys and values) a cursor holds read ahead: after a batch,
+/// the next one asks for no more rows than this many bytes at that batch's mean row size (and
+/// at least one row), so large values are read a few at a time.
+const READ_AHEAD_BYTES: usize = 1 << 20;
+
+/// The size of the batch after one of `rows` rows holding `bytes` bytes, when the doubling
+/// asked for `doubled`: capped by [`READ_AHEAD_BYTES`] at the batch's mean row size.
+fn next_batch_size(doubled: u32, rows: usize, bytes: usize) -> u32 {
+    if rows == 0 || bytes == 0 {
+        return doubled;
+    }
+    let fits = READ_AHEAD_BYTES / bytes.div_ceil(rows);
+    doubled.min(u32::try_from(fits).unwrap_or(u32::MAX)).max(1)
+}
 
 /// Rows beyond the position, read in one query for plain steps (`continue()` without a key,
 /// `advance`), so a scan costs one SQL query per batch instead of one per record. Valid only
@@ -192,6 +219,7 @@ impl Cursor {
             direction,
             key_only,
             position: None,
+            typed: OnceLock::new(),
             ahead: ReadAhead {
                 next_batch: 1,
                 ..ReadAhead::default()
@@ -211,12 +239,12 @@ impl Cursor {
         self.position.as_ref().map(|p| &p.primary_key)
     }
 
-    /// The value at the position; `None` past the end and for key cursors. Decoded on the
-    /// first call at each position.
+    /// The value at the position; `None` past the end and for key cursors. (On a cursor read
+    /// with [`Cursor::value_as`], decoded on the first call at each position.)
     pub fn value(&self) -> Option<&Value> {
         let position = self.position.as_ref()?;
         let bytes = position.value.as_deref()?;
-        // The bytes were checked when the cursor moved here, so decoding succeeds.
+        // Decoded already, or checked when the cursor moved here, so decoding succeeds.
         Some(
             position
                 .decoded
@@ -225,12 +253,15 @@ impl Cursor {
     }
 
     /// The value at the position decoded straight into `T` (the mapping of
-    /// [`crate::from_value`]), without building a [`Value`]; `Ok(None)` past the end and for
-    /// key cursors.
+    /// [`crate::from_value`]); `Ok(None)` past the end and for key cursors. From the first
+    /// call on, the cursor's later steps only check values instead of building each as a
+    /// [`Value`] ([`Cursor::value`] still builds one when asked).
     ///
     /// # Errors
     /// [`Error::Type`] when the value does not have the shape `T` expects.
     pub fn value_as<T: DeserializeOwned>(&self) -> Result<Option<T>> {
+        // Already set after the first call; either way the cursor is now a typed reader.
+        let _ = self.typed.set(());
         self.position
             .as_ref()
             .and_then(|p| p.value.as_deref())
@@ -430,7 +461,11 @@ impl Cursor {
         let old = self.position.take();
         let found = self
             .find(tx, old.as_ref(), key, primary_key, count)
-            .and_then(|found| found.map(position_of).transpose());
+            .and_then(|found| {
+                found
+                    .map(|row| position_of(row, self.typed.get().is_some()))
+                    .transpose()
+            });
         match found {
             Ok(position) => {
                 self.position = position;
@@ -501,6 +536,11 @@ impl Cursor {
         let batch = self.ahead.next_batch.clamp(1, MAX_READ_AHEAD);
         self.ahead.next_batch = (batch * 2).min(MAX_READ_AHEAD);
         let mut rows = self.step(conn, here, None, None, batch)?;
+        let bytes = rows
+            .iter()
+            .map(|(k, pk, v)| k.len() + pk.len() + v.as_ref().map_or(0, Vec::len))
+            .sum();
+        self.ahead.next_batch = next_batch_size(self.ahead.next_batch, rows.len(), bytes);
         self.ahead.at_end = rows.len() < batch as usize;
         self.ahead.writes = writes;
         let first = rows.pop_front();
@@ -572,5 +612,23 @@ impl Cursor {
             }
         }
         Ok(out)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn read_ahead_batches_shrink_for_large_rows() {
+        // Small rows: the doubling decides.
+        assert_eq!(next_batch_size(256, 128, 128 * 100), 256);
+        assert_eq!(next_batch_size(4, 2, 200), 4);
+        // Nothing read: unchanged.
+        assert_eq!(next_batch_size(8, 0, 0), 8);
+        // 64 KiB rows: 16 fit in 1 MiB.
+        assert_eq!(next_batch_size(256, 128, 128 << 16), 16);
+        // Rows over 1 MiB: one at a time.
+        assert_eq!(next_batch_size(2, 1, 5 << 20), 1);
     }
 }
