@@ -450,7 +450,8 @@ impl<'a> Reader<'a> {
                     let at = self.pos;
                     let len = self.count(1, 0)?;
                     let name = self.take(len)?;
-                    if wtf8_to_units(name).is_none() {
+                    // UTF-8 (the usual case) is valid WTF-8 and needs no conversion.
+                    if std::str::from_utf8(name).is_err() && wtf8_to_units(name).is_none() {
                         return Err(corrupt(at, "invalid WTF-8 in a string"));
                     }
                     names.insert(name, at)?;
