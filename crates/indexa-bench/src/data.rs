@@ -79,6 +79,18 @@ pub fn read_keys(n: usize, count: usize) -> Vec<u32> {
         .collect()
 }
 
+/// The mixed workload's requests for thread `thread`: `ops` (key in 1..=n, write?) pairs,
+/// every tenth a write, the keys from a generator seeded by the thread.
+pub fn mixed_ops(n: usize, thread: usize, ops: usize) -> Vec<(u32, bool)> {
+    let mut x: u32 = 777 + 7919 * thread as u32;
+    (0..ops)
+        .map(|i| {
+            x = x.wrapping_mul(1_664_525).wrapping_add(1_013_904_223);
+            (1 + x % n as u32, i % 10 == 0)
+        })
+        .collect()
+}
+
 /// The `delay` ranges counted: `count` inclusive ranges [lo, lo + 15] for lo from −60 to 179.
 pub fn delay_ranges(count: usize) -> Vec<(f64, f64)> {
     (0..count)

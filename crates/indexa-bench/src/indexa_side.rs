@@ -8,18 +8,15 @@ use indexa::{
     Value,
 };
 
-use crate::data;
-use crate::report::{check, metric};
+use crate::data::{self, City};
+use crate::report::{check, metric, wanted};
 
 type Res<T> = indexa::Result<T>;
 
-/// Values in Indexa's model, parsed from JSON text with `indexa::parse_value` (not timed).
-fn to_values<T: serde::Serialize>(records: &[T]) -> Vec<Value> {
-    let text = serde_json::to_string(records).expect("serialize records");
-    match indexa::parse_value(&text).expect("parse records") {
-        Value::Array(v) => v,
-        _ => unreachable!("an array was serialized"),
-    }
+/// A record in Indexa's model, converted from the same struct raw SQLite binds (timed, as
+/// SQLite's binding of the struct's fields is), so both sides hold the same input form.
+fn to_value<T: serde::Serialize>(record: &T) -> Res<Value> {
+    indexa::to_value(record)
 }
 
 fn open_cities(dir: &Path) -> Res<Database> {
@@ -42,60 +39,83 @@ fn open_cities(dir: &Path) -> Res<Database> {
 pub fn cities(data: &Path, n: usize, scale_only: bool, rounds: usize, reads: usize) -> Res<()> {
     let cities = data::cities(data, n);
     let countries = data::countries(&cities);
-    let values = to_values(&cities);
-    drop(cities);
     let dir = tempfile::tempdir().expect("temp dir");
     let db = open_cities(dir.path())?;
 
     let t = Instant::now();
     let tx = db.transaction(&["cities"], TransactionMode::ReadWrite)?;
     let store = tx.object_store("cities")?;
-    for v in values {
-        store.add(v, None)?;
+    for c in &cities {
+        store.add(to_value(c)?, None)?;
     }
     tx.commit()?;
     metric("import", t.elapsed());
+    drop(cities);
 
     let keys = data::read_keys(n, reads);
-    let t = Instant::now();
-    let tx = db.transaction(&["cities"], TransactionMode::ReadOnly)?;
-    let store = tx.object_store("cities")?;
-    let mut found = 0u64;
-    for k in &keys {
-        if let Some(v) = store.get(Key::Number(f64::from(*k)))? {
-            found += v.get("name").is_some() as u64;
+    for (name, typed) in [("get", false), ("get_typed", true)] {
+        if !wanted(name) {
+            continue;
         }
+        let t = Instant::now();
+        let tx = db.transaction(&["cities"], TransactionMode::ReadOnly)?;
+        let store = tx.object_store("cities")?;
+        let mut found = 0u64;
+        for k in &keys {
+            let key = Key::Number(f64::from(*k));
+            found += if typed {
+                store
+                    .get_as::<City>(key)?
+                    .map(std::hint::black_box)
+                    .is_some()
+            } else {
+                store.get(key)?.is_some_and(|v| v.get("name").is_some())
+            } as u64;
+        }
+        tx.commit()?;
+        metric(name, t.elapsed());
+        check(name, found);
     }
-    tx.commit()?;
-    metric("get", t.elapsed());
-    check("get", found);
     if scale_only {
         return Ok(());
     }
 
-    let t = Instant::now();
-    let tx = db.transaction(&["cities"], TransactionMode::ReadOnly)?;
-    let index = tx.object_store("cities")?.index("country_name")?;
-    let mut got = 0u64;
-    for _ in 0..rounds {
-        for c in &countries {
-            let range = KeyRange::bound(
-                Key::Array(vec![Key::from(c.as_str())]),
-                Key::Array(vec![Key::from(c.as_str()), Key::Array(vec![])]),
-                false,
-                false,
-            )?;
-            got += index.get_all(Query::from(range).count(100))?.len() as u64;
+    for (name, typed) in [("range", false), ("range_typed", true)] {
+        if !wanted(name) {
+            continue;
         }
+        let t = Instant::now();
+        let tx = db.transaction(&["cities"], TransactionMode::ReadOnly)?;
+        let index = tx.object_store("cities")?.index("country_name")?;
+        let mut got = 0u64;
+        for _ in 0..rounds {
+            for c in &countries {
+                let range = KeyRange::bound(
+                    Key::Array(vec![Key::from(c.as_str())]),
+                    Key::Array(vec![Key::from(c.as_str()), Key::Array(vec![])]),
+                    false,
+                    false,
+                )?;
+                let query = Query::from(range).count(100);
+                got += if typed {
+                    index.get_all_as::<City>(query)?.len()
+                } else {
+                    index.get_all(query)?.len()
+                } as u64;
+            }
+        }
+        tx.commit()?;
+        metric(name, t.elapsed());
+        check(name, got);
     }
-    tx.commit()?;
-    metric("range", t.elapsed());
-    check("range", got);
 
     for (name, direction) in [
         ("scan_fwd", CursorDirection::Next),
         ("scan_rev", CursorDirection::Prev),
     ] {
+        if !wanted(name) {
+            continue;
+        }
         let t = Instant::now();
         let tx = db.transaction(&["cities"], TransactionMode::ReadOnly)?;
         let mut cursor = tx.object_store("cities")?.open_cursor(None, direction)?;
@@ -108,13 +128,31 @@ pub fn cities(data: &Path, n: usize, scale_only: bool, rounds: usize, reads: usi
         metric(name, t.elapsed());
         check(name, seen);
     }
+
+    if !wanted("scan_typed") {
+        return Ok(());
+    }
+    let t = Instant::now();
+    let tx = db.transaction(&["cities"], TransactionMode::ReadOnly)?;
+    let mut cursor = tx
+        .object_store("cities")?
+        .open_cursor(None, CursorDirection::Next)?;
+    let mut seen = 0u64;
+    while let Some(c) = cursor.value_as::<City>()? {
+        std::hint::black_box(c);
+        seen += 1;
+        cursor.continue_key(&tx, None)?;
+    }
+    tx.commit()?;
+    metric("scan_typed", t.elapsed());
+    check("scan_typed", seen);
     Ok(())
 }
 
 /// Import of `n` flights with out-of-line generated keys and an index on `delay`, then
 /// `counts` counts over `delay` ranges.
 pub fn flights(data: &Path, n: usize, counts: usize) -> Res<()> {
-    let values = to_values(&data::flights(data, n));
+    let flights = data::flights(data, n);
     let dir = tempfile::tempdir().expect("temp dir");
     let factory = Factory::open_dir(dir.path())?;
     let db = factory.open("bench", Some(1), |tx, _, _| {
@@ -126,8 +164,8 @@ pub fn flights(data: &Path, n: usize, counts: usize) -> Res<()> {
     let t = Instant::now();
     let tx = db.transaction(&["flights"], TransactionMode::ReadWrite)?;
     let store = tx.object_store("flights")?;
-    for v in values {
-        store.add(v, None)?;
+    for f in &flights {
+        store.add(to_value(f)?, None)?;
     }
     tx.commit()?;
     metric("import", t.elapsed());
@@ -148,7 +186,7 @@ pub fn flights(data: &Path, n: usize, counts: usize) -> Res<()> {
 
 /// `n` readwrite transactions of one `add` each, with the given durability.
 pub fn transactions(data: &Path, n: usize, strict: bool) -> Res<()> {
-    let values = to_values(&data::cities(data, n));
+    let cities = data::cities(data, n);
     let dir = tempfile::tempdir().expect("temp dir");
     let factory = Factory::open_dir(dir.path())?;
     let db = factory.open("bench", Some(1), |tx, _, _| {
@@ -161,14 +199,69 @@ pub fn transactions(data: &Path, n: usize, strict: bool) -> Res<()> {
         Durability::Relaxed
     };
     let t = Instant::now();
-    for v in values {
+    for c in &cities {
         let tx =
             db.transaction_with_durability(&["notes"], TransactionMode::ReadWrite, durability)?;
-        tx.object_store("notes")?.add(v, None)?;
+        tx.object_store("notes")?.add(to_value(c)?, None)?;
         tx.commit()?;
     }
     metric("txn", t.elapsed());
     let tx = db.transaction(&["notes"], TransactionMode::ReadOnly)?;
     check("txn", tx.object_store("notes")?.count(None)?);
+    Ok(())
+}
+
+/// `threads` threads, each with its own connection, each running `ops` transactions on a
+/// store of `n` cities: every tenth a relaxed readwrite `put` over an existing record, the
+/// others a readonly `get` (see [`data::mixed_ops`]).
+pub fn mixed(data: &Path, n: usize, threads: usize, ops: usize) -> Res<()> {
+    let cities = data::cities(data, n);
+    let dir = tempfile::tempdir().expect("temp dir");
+    let db = open_cities(dir.path())?;
+    let tx = db.transaction(&["cities"], TransactionMode::ReadWrite)?;
+    let store = tx.object_store("cities")?;
+    for c in &cities {
+        store.add(to_value(c)?, None)?;
+    }
+    tx.commit()?;
+    drop(db);
+
+    let t = Instant::now();
+    let found = std::thread::scope(|s| {
+        let workers: Vec<_> = (0..threads)
+            .map(|thread| {
+                let (dir, cities) = (dir.path(), &cities);
+                s.spawn(move || -> Res<u64> {
+                    let db = Factory::open_dir(dir)?.open("bench", None, |_, _, _| Ok(()))?;
+                    let mut found = 0u64;
+                    for (k, write) in data::mixed_ops(n, thread, ops) {
+                        let key = Key::Number(f64::from(k));
+                        if write {
+                            let tx = db.transaction_with_durability(
+                                &["cities"],
+                                TransactionMode::ReadWrite,
+                                Durability::Relaxed,
+                            )?;
+                            let c = &cities[k as usize - 1];
+                            tx.object_store("cities")?.put(to_value(c)?, Some(key))?;
+                            tx.commit()?;
+                        } else {
+                            let tx = db.transaction(&["cities"], TransactionMode::ReadOnly)?;
+                            found +=
+                                tx.object_store("cities")?.get_as::<City>(key)?.is_some() as u64;
+                            tx.commit()?;
+                        }
+                    }
+                    Ok(found)
+                })
+            })
+            .collect();
+        workers
+            .into_iter()
+            .map(|w| w.join().expect("worker thread"))
+            .sum::<Res<u64>>()
+    })?;
+    metric("mixed", t.elapsed());
+    check("mixed", found);
     Ok(())
 }

@@ -8,7 +8,7 @@
 //!
 //! Every measurement runs in a fresh child process (this binary with `--worker`, or
 //! `node bench/idb-bench.mjs`), so each system's peak resident memory (`VmHWM`, or Node's
-//! `maxRSS`) is its own. Each job runs `--runs` times (default 3), the systems interleaved;
+//! `maxRSS`) is its own. Each job runs `--runs` times (default 5), the systems interleaved;
 //! the table shows medians. Prints a Markdown report on standard output.
 
 mod data;
@@ -133,6 +133,24 @@ fn plan(quick: bool) -> Vec<Job> {
             ),
             ("scan_fwd", "cursor scan, forward".into(), main_n),
             ("scan_rev", "cursor scan, reverse".into(), main_n),
+            (
+                "get_typed",
+                format!(
+                    "typed: point reads into a struct ({} `get_as`)",
+                    thousands(reads)
+                ),
+                reads,
+            ),
+            (
+                "range_typed",
+                format!("typed: `getAll` [country, name] into structs ({countries_note})"),
+                0,
+            ),
+            (
+                "scan_typed",
+                "typed: cursor scan, forward, `value_as`".into(),
+                main_n,
+            ),
         ],
     }];
     jobs.push(Job {
@@ -154,6 +172,30 @@ fn plan(quick: bool) -> Vec<Job> {
                 counts,
             ),
         ],
+    });
+    let (mixed_n, mixed_ops) = if quick {
+        (data::CITIES / 10, 2_000)
+    } else {
+        (data::CITIES / 10, 20_000)
+    };
+    jobs.push(Job {
+        title: format!("mixed, 4 threads on {}", thousands(mixed_n)),
+        args: vec![
+            "mixed".into(),
+            mixed_n.to_string(),
+            "4".into(),
+            mixed_ops.to_string(),
+        ],
+        fake_idb: false,
+        rows: vec![(
+            "mixed",
+            format!(
+                "mixed: 4 threads × {} transactions (9 `get` : 1 relaxed `put`) on {} cities",
+                thousands(mixed_ops),
+                thousands(mixed_n)
+            ),
+            4 * mixed_ops,
+        )],
     });
     for strict in [true, false] {
         let d = if strict { "strict" } else { "relaxed" };
@@ -305,7 +347,7 @@ fn ensure_node_modules() -> bool {
 
 fn harness(args: &[String]) -> Result<(), String> {
     let mut quick = false;
-    let mut runs = 3usize;
+    let mut runs = 5usize;
     let mut data = None;
     let mut it = args.iter();
     while let Some(a) = it.next() {
@@ -370,9 +412,14 @@ fn harness(args: &[String]) -> Result<(), String> {
     let mut mismatches = Vec::new();
     for (job, per) in jobs.iter().zip(&results) {
         for (metric, label, ops) in &job.rows {
+            // fake-indexeddb has no typed or mixed workloads: those cells stay empty.
             let med = |s: System| -> Option<f64> {
-                per.get(&s)
-                    .map(|runs| median(runs.iter().map(|r| r.metrics[*metric]).collect()))
+                per.get(&s).and_then(|runs| {
+                    runs.iter()
+                        .map(|r| r.metrics.get(*metric).copied())
+                        .collect::<Option<Vec<f64>>>()
+                        .map(median)
+                })
             };
             let cell = |m: Option<f64>, capped: bool| match m {
                 Some(t) if *ops > 0 => {
@@ -397,7 +444,7 @@ fn harness(args: &[String]) -> Result<(), String> {
             );
             let checks: Vec<(System, Option<u64>)> = per
                 .iter()
-                .map(|(s, runs)| (*s, runs[0].checks.get(*metric).copied()))
+                .filter_map(|(s, runs)| runs[0].checks.get(*metric).map(|n| (*s, Some(*n))))
                 .collect();
             if checks.windows(2).any(|w| w[0].1 != w[1].1) {
                 mismatches.push(format!("{label}: {checks:?}"));
@@ -503,6 +550,14 @@ fn worker(args: &[String]) -> Result<(), String> {
                 indexa_side::flights(&data, n, counts).map_err(|e| e.to_string())
             } else {
                 sqlite_side::flights(&data, n, counts).map_err(|e| e.to_string())
+            }
+        }
+        "mixed" => {
+            let (n, threads, ops) = (num(rest, 0)?, num(rest, 1)?, num(rest, 2)?);
+            if indexa {
+                indexa_side::mixed(&data, n, threads, ops).map_err(|e| e.to_string())
+            } else {
+                sqlite_side::mixed(&data, n, threads, ops).map_err(|e| e.to_string())
             }
         }
         "txn" => {

@@ -11,3 +11,9 @@ pub fn metric(name: &str, elapsed: Duration) {
 pub fn check(name: &str, n: u64) {
     println!("check {name} {n}");
 }
+
+/// Whether to run the workload `name`: all of them, unless `INDEXA_BENCH_ONLY` names one
+/// (`callgrind.sh` counts instructions per workload that way; the import always runs).
+pub fn wanted(name: &str) -> bool {
+    std::env::var("INDEXA_BENCH_ONLY").map_or(true, |only| only == name)
+}

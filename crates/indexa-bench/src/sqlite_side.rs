@@ -8,7 +8,7 @@ use std::time::Instant;
 use rusqlite::{params, Connection};
 
 use crate::data::{self, City};
-use crate::report::{check, metric};
+use crate::report::{check, metric, wanted};
 
 type Res<T> = rusqlite::Result<T>;
 
@@ -65,44 +65,62 @@ pub fn cities(data: &Path, n: usize, scale_only: bool, rounds: usize, reads: usi
     metric("import", t.elapsed());
 
     let keys = data::read_keys(n, reads);
-    let t = Instant::now();
-    conn.execute_batch("BEGIN")?;
-    let mut found = 0u64;
-    {
-        let mut stmt = conn.prepare_cached(
-            "SELECT name, lat, lng, country, admin1, admin2 FROM cities WHERE id = ?1",
-        )?;
-        for k in &keys {
-            std::hint::black_box(stmt.query_row([k], city_row)?);
-            found += 1;
+    // The typed workload fills the same struct; SQLite runs the same reads again for it.
+    for name in ["get", "get_typed"] {
+        if !wanted(name) {
+            continue;
         }
+        let t = Instant::now();
+        conn.execute_batch("BEGIN")?;
+        let mut found = 0u64;
+        {
+            let mut stmt = conn.prepare_cached(
+                "SELECT name, lat, lng, country, admin1, admin2 FROM cities WHERE id = ?1",
+            )?;
+            for k in &keys {
+                std::hint::black_box(stmt.query_row([k], city_row)?);
+                found += 1;
+            }
+        }
+        conn.execute_batch("COMMIT")?;
+        metric(name, t.elapsed());
+        check(name, found);
     }
-    conn.execute_batch("COMMIT")?;
-    metric("get", t.elapsed());
-    check("get", found);
     if scale_only {
         return Ok(());
     }
 
-    let t = Instant::now();
-    conn.execute_batch("BEGIN")?;
-    let mut got = 0u64;
-    {
-        let mut stmt = conn.prepare_cached(
-            "SELECT name, lat, lng, country, admin1, admin2 FROM cities WHERE country = ?1 ORDER BY country, name, id LIMIT 100",
-        )?;
-        for _ in 0..rounds {
-            for c in &countries {
-                let rows = stmt.query_map([c], city_row)?;
-                got += rows.collect::<Res<Vec<City>>>()?.len() as u64;
+    for name in ["range", "range_typed"] {
+        if !wanted(name) {
+            continue;
+        }
+        let t = Instant::now();
+        conn.execute_batch("BEGIN")?;
+        let mut got = 0u64;
+        {
+            let mut stmt = conn.prepare_cached(
+                "SELECT name, lat, lng, country, admin1, admin2 FROM cities WHERE country = ?1 ORDER BY country, name, id LIMIT 100",
+            )?;
+            for _ in 0..rounds {
+                for c in &countries {
+                    let rows = stmt.query_map([c], city_row)?;
+                    got += rows.collect::<Res<Vec<City>>>()?.len() as u64;
+                }
             }
         }
+        conn.execute_batch("COMMIT")?;
+        metric(name, t.elapsed());
+        check(name, got);
     }
-    conn.execute_batch("COMMIT")?;
-    metric("range", t.elapsed());
-    check("range", got);
 
-    for (name, order) in [("scan_fwd", "ASC"), ("scan_rev", "DESC")] {
+    for (name, order) in [
+        ("scan_fwd", "ASC"),
+        ("scan_rev", "DESC"),
+        ("scan_typed", "ASC"),
+    ] {
+        if !wanted(name) {
+            continue;
+        }
         let t = Instant::now();
         conn.execute_batch("BEGIN")?;
         let mut seen = 0u64;
@@ -186,5 +204,63 @@ pub fn transactions(data: &Path, n: usize, strict: bool) -> Res<()> {
     metric("txn", t.elapsed());
     let n: i64 = conn.query_row("SELECT COUNT(*) FROM notes", [], |r| r.get(0))?;
     check("txn", n as u64);
+    Ok(())
+}
+
+/// See [`crate::indexa_side::mixed`]: each thread its own connection; writes are
+/// `INSERT OR REPLACE` with `synchronous=NORMAL` (as Indexa's relaxed durability).
+pub fn mixed(data: &Path, n: usize, threads: usize, ops: usize) -> Res<()> {
+    let cities = data::cities(data, n);
+    let dir = tempfile::tempdir().expect("temp dir");
+    let conn = connect(dir.path())?;
+    conn.execute_batch(CITY_TABLE)?;
+    conn.execute_batch("BEGIN IMMEDIATE")?;
+    for c in &cities {
+        insert_city(&conn, c)?;
+    }
+    conn.execute_batch("COMMIT")?;
+    drop(conn);
+
+    let t = Instant::now();
+    let found = std::thread::scope(|s| {
+        let workers: Vec<_> = (0..threads)
+            .map(|thread| {
+                let (dir, cities) = (dir.path(), &cities);
+                s.spawn(move || -> Res<u64> {
+                    let conn = connect(dir)?;
+                    conn.execute_batch("PRAGMA synchronous=NORMAL")?;
+                    let mut found = 0u64;
+                    for (k, write) in data::mixed_ops(n, thread, ops) {
+                        if write {
+                            let c = &cities[k as usize - 1];
+                            conn.execute_batch("BEGIN IMMEDIATE")?;
+                            conn.prepare_cached(
+                                "INSERT OR REPLACE INTO cities (id, name, lat, lng, country, admin1, admin2) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
+                            )?
+                            .execute(params![k, c.name, c.lat, c.lng, c.country, c.admin1, c.admin2])?;
+                            conn.execute_batch("COMMIT")?;
+                        } else {
+                            conn.execute_batch("BEGIN")?;
+                            let city = conn
+                                .prepare_cached(
+                                    "SELECT name, lat, lng, country, admin1, admin2 FROM cities WHERE id = ?1",
+                                )?
+                                .query_row([k], city_row)?;
+                            std::hint::black_box(city);
+                            found += 1;
+                            conn.execute_batch("COMMIT")?;
+                        }
+                    }
+                    Ok(found)
+                })
+            })
+            .collect();
+        workers
+            .into_iter()
+            .map(|w| w.join().expect("worker thread"))
+            .sum::<Res<u64>>()
+    })?;
+    metric("mixed", t.elapsed());
+    check("mixed", found);
     Ok(())
 }

@@ -8,17 +8,21 @@
 
 use std::collections::VecDeque;
 use std::str::FromStr;
+use std::sync::OnceLock;
 
+use serde::de::DeserializeOwned;
+
+use crate::backend::{IndexStep, RawEntry, StorageConnection};
 use crate::error::{Error, Result};
 use crate::key::Key;
 use crate::key_encoding::{decode_key, encode_key};
 use crate::key_path::{extract_key_from_value_using_key_path, KeyPathExtraction};
 use crate::key_range::{EncodedRange, KeyRange};
 use crate::object_store::{corrupt, encoded_or_all, ObjectStore};
-use crate::storage::{self, IndexStep, RawEntry};
 use crate::transaction::Transaction;
 use crate::value::Value;
-use crate::value_codec::decode_value;
+use crate::value_codec::{check_value, decode_value};
+use crate::value_codec_serde::decode_value_as;
 
 /// A cursor's direction (`IDBCursorDirection`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
@@ -108,24 +112,41 @@ impl CursorSource {
 struct Position {
     key: Key,
     primary_key: Key,
-    value: Option<Value>,
+    /// The stored value's bytes, checked when the cursor moved here.
+    value: Option<Vec<u8>>,
+    /// The value decoded: at once on a cursor read with [`Cursor::value`], only when asked
+    /// on one read with [`Cursor::value_as`] (which never builds it).
+    decoded: OnceLock<Value>,
     encoded_key: Vec<u8>,
     encoded_primary_key: Vec<u8>,
 }
 
 /// Decodes a row into a position. A store's rows carry the primary key twice; it is decoded
-/// once.
-fn position_of((encoded_key, encoded_primary_key, value): RawEntry) -> Result<Position> {
+/// once. The value is decoded (which checks it) unless `typed`, when it is only checked.
+fn position_of(
+    (encoded_key, encoded_primary_key, value): RawEntry,
+    typed: bool,
+) -> Result<Position> {
     let key = decode_key(&encoded_key).map_err(corrupt)?;
     let primary_key = if encoded_primary_key == encoded_key {
         key.clone()
     } else {
         decode_key(&encoded_primary_key).map_err(corrupt)?
     };
+    let decoded = OnceLock::new();
+    if let Some(bytes) = &value {
+        if typed {
+            check_value(bytes)?;
+        } else {
+            // Just made, so the cell is empty and the set succeeds.
+            let _ = decoded.set(decode_value(bytes)?);
+        }
+    }
     Ok(Position {
         key,
         primary_key,
-        value: value.map(|bytes| decode_value(&bytes)).transpose()?,
+        value,
+        decoded,
         encoded_key,
         encoded_primary_key,
     })
@@ -145,10 +166,27 @@ pub struct Cursor {
     key_only: bool,
     position: Option<Position>,
     ahead: ReadAhead,
+    /// Set once [`Cursor::value_as`] is called: steps then leave values undecoded.
+    typed: OnceLock<()>,
 }
 
 /// The most rows a cursor reads ahead in one query.
 const MAX_READ_AHEAD: u32 = 256;
+
+/// About how many bytes of rows (keys and values) a cursor holds read ahead: after a batch,
+/// the next one asks for no more rows than this many bytes at that batch's mean row size (and
+/// at least one row), so large values are read a few at a time.
+const READ_AHEAD_BYTES: usize = 1 << 20;
+
+/// The size of the batch after one of `rows` rows holding `bytes` bytes, when the doubling
+/// asked for `doubled`: capped by [`READ_AHEAD_BYTES`] at the batch's mean row size.
+fn next_batch_size(doubled: u32, rows: usize, bytes: usize) -> u32 {
+    if rows == 0 || bytes == 0 {
+        return doubled;
+    }
+    let fits = READ_AHEAD_BYTES / bytes.div_ceil(rows);
+    doubled.min(u32::try_from(fits).unwrap_or(u32::MAX)).max(1)
+}
 
 /// Rows beyond the position, read in one query for plain steps (`continue()` without a key,
 /// `advance`), so a scan costs one SQL query per batch instead of one per record. Valid only
@@ -181,6 +219,7 @@ impl Cursor {
             direction,
             key_only,
             position: None,
+            typed: OnceLock::new(),
             ahead: ReadAhead {
                 next_batch: 1,
                 ..ReadAhead::default()
@@ -200,9 +239,34 @@ impl Cursor {
         self.position.as_ref().map(|p| &p.primary_key)
     }
 
-    /// The value at the position; `None` past the end and for key cursors.
+    /// The value at the position; `None` past the end and for key cursors. (On a cursor read
+    /// with [`Cursor::value_as`], decoded on the first call at each position.)
     pub fn value(&self) -> Option<&Value> {
-        self.position.as_ref().and_then(|p| p.value.as_ref())
+        let position = self.position.as_ref()?;
+        let bytes = position.value.as_deref()?;
+        // Decoded already, or checked when the cursor moved here, so decoding succeeds.
+        Some(
+            position
+                .decoded
+                .get_or_init(|| decode_value(bytes).unwrap_or(Value::Undefined)),
+        )
+    }
+
+    /// The value at the position decoded straight into `T` (the mapping of
+    /// [`crate::from_value`]); `Ok(None)` past the end and for key cursors. From the first
+    /// call on, the cursor's later steps only check values instead of building each as a
+    /// [`Value`] ([`Cursor::value`] still builds one when asked).
+    ///
+    /// # Errors
+    /// [`Error::Type`] when the value does not have the shape `T` expects.
+    pub fn value_as<T: DeserializeOwned>(&self) -> Result<Option<T>> {
+        // Already set after the first call; either way the cursor is now a typed reader.
+        let _ = self.typed.set(());
+        self.position
+            .as_ref()
+            .and_then(|p| p.value.as_deref())
+            .map(decode_value_as)
+            .transpose()
     }
 
     /// The cursor's direction.
@@ -397,7 +461,11 @@ impl Cursor {
         let old = self.position.take();
         let found = self
             .find(tx, old.as_ref(), key, primary_key, count)
-            .and_then(|found| found.map(position_of).transpose());
+            .and_then(|found| {
+                found
+                    .map(|row| position_of(row, self.typed.get().is_some()))
+                    .transpose()
+            });
         match found {
             Ok(position) => {
                 self.position = position;
@@ -435,11 +503,11 @@ impl Cursor {
                 None => old.map(|p| (p.encoded_key.as_slice(), p.encoded_primary_key.as_slice())),
             };
             let next = if key.is_none() && !self.direction.is_unique() {
-                self.next_read_ahead(&conn, tx.writes(), here)?
+                self.next_read_ahead(&*conn, tx.writes(), here)?
             } else {
                 self.ahead.rows.clear();
                 self.ahead.at_end = false;
-                self.step(&conn, here, key, primary_key, 1)?.pop_front()
+                self.step(&*conn, here, key, primary_key, 1)?.pop_front()
             };
             match next {
                 None => return Ok(None),
@@ -453,7 +521,7 @@ impl Cursor {
     /// when they are still valid, else from a new read of the next batch.
     fn next_read_ahead(
         &mut self,
-        conn: &rusqlite::Connection,
+        conn: &dyn StorageConnection,
         writes: u64,
         here: Option<(&[u8], &[u8])>,
     ) -> Result<Option<RawEntry>> {
@@ -468,6 +536,11 @@ impl Cursor {
         let batch = self.ahead.next_batch.clamp(1, MAX_READ_AHEAD);
         self.ahead.next_batch = (batch * 2).min(MAX_READ_AHEAD);
         let mut rows = self.step(conn, here, None, None, batch)?;
+        let bytes = rows
+            .iter()
+            .map(|(k, pk, v)| k.len() + pk.len() + v.as_ref().map_or(0, Vec::len))
+            .sum();
+        self.ahead.next_batch = next_batch_size(self.ahead.next_batch, rows.len(), bytes);
         self.ahead.at_end = rows.len() < batch as usize;
         self.ahead.writes = writes;
         let first = rows.pop_front();
@@ -479,7 +552,7 @@ impl Cursor {
     /// beyond `key` (and `primary_key`) when given.
     fn step(
         &self,
-        conn: &rusqlite::Connection,
+        conn: &dyn StorageConnection,
         here: Option<(&[u8], &[u8])>,
         key: Option<&[u8]>,
         primary_key: Option<&[u8]>,
@@ -488,19 +561,19 @@ impl Cursor {
         let descending = self.direction.is_reverse();
         let with_value = !self.key_only;
         let Some(index_id) = self.source.index_id else {
-            return Ok(storage::step_store(
-                conn,
-                self.source.store_id,
-                &self.range,
-                descending,
-                here.map(|(k, _)| k),
-                key,
-                with_value,
-                limit,
-            )?
-            .into_iter()
-            .map(|(k, v)| (k.clone(), k, v))
-            .collect());
+            return Ok(conn
+                .step_store(
+                    self.source.store_id,
+                    &self.range,
+                    descending,
+                    here.map(|(k, _)| k),
+                    key,
+                    with_value,
+                    limit,
+                )?
+                .into_iter()
+                .map(|(k, v)| (k.clone(), k, v))
+                .collect());
         };
         let step = if self.direction.is_unique() {
             IndexStep {
@@ -517,8 +590,7 @@ impl Cursor {
                 target_primary_key: primary_key,
             }
         };
-        let entries = storage::step_index(
-            conn,
+        let entries = conn.step_index(
             index_id,
             self.source.store_id,
             &self.range,
@@ -534,11 +606,29 @@ impl Cursor {
         let mut out = VecDeque::new();
         for (k, _, _) in entries {
             if let Some(entry) =
-                storage::first_entry_with_key(conn, index_id, self.source.store_id, &k, with_value)?
+                conn.first_entry_with_key(index_id, self.source.store_id, &k, with_value)?
             {
                 out.push_back(entry);
             }
         }
         Ok(out)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn read_ahead_batches_shrink_for_large_rows() {
+        // Small rows: the doubling decides.
+        assert_eq!(next_batch_size(256, 128, 128 * 100), 256);
+        assert_eq!(next_batch_size(4, 2, 200), 4);
+        // Nothing read: unchanged.
+        assert_eq!(next_batch_size(8, 0, 0), 8);
+        // 64 KiB rows: 16 fit in 1 MiB.
+        assert_eq!(next_batch_size(256, 128, 128 << 16), 16);
+        // Rows over 1 MiB: one at a time.
+        assert_eq!(next_batch_size(2, 1, 5 << 20), 1);
     }
 }

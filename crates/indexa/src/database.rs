@@ -8,12 +8,10 @@ use std::sync::{Arc, Condvar, Mutex, MutexGuard};
 use std::thread::{self, ThreadId};
 use std::time::Duration;
 
-use rusqlite::Connection;
-
+use crate::backend::{self, Connection};
 use crate::connection_lock::{ConnectionLock, Exclusive, Hold, Owner};
 use crate::error::{Error, Result};
 use crate::schema::Schema;
-use crate::storage;
 use crate::transaction::{Durability, Transaction, TransactionMode};
 use crate::utf16::Utf16String;
 use crate::version_change::VersionChange;
@@ -61,21 +59,16 @@ fn file_id(_path: &std::path::Path) -> Option<FileId> {
     None
 }
 
-/// The writer connection when it is free (with its `synchronous` setting as last set), and
-/// which thread took it when it is not.
+/// The writer connection when it is free, and which thread took it when it is not.
 struct WriterSlot {
     conn: Option<Connection>,
-    synchronous_full: Option<bool>,
     holder: Option<ThreadId>,
 }
 
 /// Which kind of connection a transaction holds, so it goes back where it came from.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum ConnectionKind {
-    /// The writer, with its `synchronous` setting (`Some(true)`: FULL; `None`: not set yet).
-    Writer {
-        synchronous_full: Option<bool>,
-    },
+    Writer,
     Reader,
 }
 
@@ -95,17 +88,16 @@ impl DatabaseShared {
         let owner = Owner::new();
         // No other process deletes the file while it is being opened.
         let _opening = lock.hold(owner, &name.to_string_lossy(), lock_timeout)?;
-        let conn = storage::open_connection(&path)?;
+        let conn = backend::sqlite::open(&path)?;
         let file_id = file_id(&path);
-        let row = storage::initialize(&conn, name)?;
-        let schema = Schema::load(&conn, row.version)?;
+        let row = conn.initialize(name)?;
+        let schema = Schema::load(&*conn, row.version)?;
         Ok(DatabaseShared {
             name: name.to_string_lossy(),
             name_units: name.clone(),
             path,
             writer: Mutex::new(WriterSlot {
                 conn: Some(conn),
-                synchronous_full: None,
                 holder: None,
             }),
             writer_returned: Condvar::new(),
@@ -178,7 +170,7 @@ impl DatabaseShared {
             if let Some(conn) = lock(&self.readers).pop() {
                 return Ok((conn, ConnectionKind::Reader));
             }
-            let conn = storage::open_connection(&self.path)?;
+            let conn = backend::sqlite::open(&self.path)?;
             return Ok((conn, ConnectionKind::Reader));
         }
         let me = thread::current().id();
@@ -186,8 +178,7 @@ impl DatabaseShared {
         loop {
             if let Some(conn) = slot.conn.take() {
                 slot.holder = Some(me);
-                let synchronous_full = slot.synchronous_full;
-                return Ok((conn, ConnectionKind::Writer { synchronous_full }));
+                return Ok((conn, ConnectionKind::Writer));
             }
             if slot.holder == Some(me) {
                 return Err(Error::InvalidState(format!(
@@ -205,10 +196,9 @@ impl DatabaseShared {
     /// Gives a connection back after its transaction ended.
     pub fn return_connection(&self, conn: Connection, kind: ConnectionKind) {
         match kind {
-            ConnectionKind::Writer { synchronous_full } => {
+            ConnectionKind::Writer => {
                 let mut slot = lock(&self.writer);
                 slot.conn = Some(conn);
-                slot.synchronous_full = synchronous_full;
                 slot.holder = None;
                 drop(slot);
                 self.writer_returned.notify_one();

@@ -9,10 +9,10 @@ use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::Duration;
 
+use crate::backend::sqlite::{self, FileContents};
 use crate::connection_lock::{ConnectionLock, Owner};
 use crate::database::{Database, DatabaseShared};
 use crate::error::{Error, Result};
-use crate::storage::{self, FileContents};
 use crate::transaction::{Durability, Transaction, TransactionMode};
 use crate::utf16::Utf16String;
 use crate::version_change::{VersionChange, NOTICE_SUFFIX};
@@ -354,7 +354,7 @@ impl Factory {
                     // committed a version meanwhile (the file says so); the upgrade's error is
                     // the one to report either way.
                     let still_new = current == 0
-                        && storage::peek_database_file(&shared.path)
+                        && sqlite::peek_database_file(&shared.path)
                             .ok()
                             .flatten()
                             .is_some_and(|row| row.version == 0);
@@ -392,7 +392,7 @@ impl Factory {
             // SQLite makes an empty file a new database when it opens it.
             return Ok(0);
         }
-        match storage::peek_file_contents(&path) {
+        match sqlite::peek_file_contents(&path) {
             Ok(FileContents::Database(row)) if row.name == *name => Ok(row.version),
             Ok(FileContents::Database(row)) => Err(Error::Unknown(format!(
                 "database file {} belongs to database {:?}, not {name:?}",
@@ -626,7 +626,7 @@ impl Factory {
                 scan.unreadable.push(e);
                 continue;
             }
-            match storage::peek_database_file(&path) {
+            match sqlite::peek_database_file(&path) {
                 Ok(Some(row)) if row.version > 0 => scan.databases.push((row.name, row.version)),
                 Ok(_) => {}
                 Err(e) => scan.unreadable.push(Error::Unknown(format!(
@@ -715,7 +715,7 @@ impl Factory {
                     return Ok(0);
                 }
                 // Only a file that is an Indexa database of this name is ours to remove.
-                match storage::peek_database_file(&path) {
+                match sqlite::peek_database_file(&path) {
                     Ok(Some(row)) if row.name == *name => {
                         remove_files(&path)?;
                         connection_lock.detach();
@@ -758,7 +758,7 @@ impl Factory {
         let name = &name.into();
         let path = self.path_for(name);
         database_file_exists(&path)?;
-        match storage::peek_database_file(from) {
+        match sqlite::peek_database_file(from) {
             Ok(Some(row)) if row.name == *name && row.version > 0 => {}
             _ => {
                 return Err(Error::Unknown(format!(
@@ -794,7 +794,7 @@ impl Factory {
         };
         // The lock may have created an empty file, which holds no database.
         let old = if has_content(&path)? {
-            match storage::peek_database_file(&path) {
+            match sqlite::peek_database_file(&path) {
                 Ok(Some(row)) if row.name == *name => row.version,
                 _ => return Err(not_a_database(&path, "it is not this database's file")),
             }
@@ -816,9 +816,9 @@ impl Factory {
         if old > 0 {
             // Nothing else has the file open: move its log into it, so no log of the old
             // database is left beside the new file.
-            let conn = storage::open_connection(&path)?;
+            let conn = sqlite::open_connection(&path)?;
             conn.execute_batch("PRAGMA wal_checkpoint(TRUNCATE)")
-                .map_err(storage::sql_error)?;
+                .map_err(sqlite::sql_error)?;
             drop(conn);
             if has_content(&companion(&path, "-wal"))? {
                 return Err(Error::Unknown(format!(

@@ -2,6 +2,9 @@
 //!
 //! Source: <https://www.w3.org/TR/IndexedDB-3/#index-construct> and seed 003 ("Índices").
 
+use serde::de::DeserializeOwned;
+
+use crate::backend::RawEntry;
 use crate::cursor::{Cursor, CursorDirection, CursorSource};
 use crate::error::{Error, Result};
 use crate::key::Key;
@@ -11,11 +14,11 @@ use crate::key_range::KeyRange;
 use crate::object_store::{corrupt, encoded_or_all, ObjectStore};
 use crate::query::{Query, Record};
 use crate::schema::IndexMeta;
-use crate::storage;
 use crate::transaction::Transaction;
 use crate::utf16::Utf16String;
 use crate::value::Value;
 use crate::value_codec::decode_value;
+use crate::value_codec_serde::decode_value_as;
 
 /// The encoded index keys a record value has in an index: none when the key path yields no
 /// valid key; one per distinct valid member for a multiEntry index over an array; else one.
@@ -111,6 +114,27 @@ impl<'t> Index<'t> {
             .map(|r| r.value))
     }
 
+    /// As [`Index::get`], the value decoded straight into `T` (the mapping of
+    /// [`crate::from_value`]) without building a [`Value`]: the typed read path.
+    ///
+    /// # Errors
+    /// As [`Index::get`]; [`Error::Type`] when the value does not have the shape `T` expects.
+    pub fn get_as<T: DeserializeOwned>(&self, range: impl Into<KeyRange>) -> Result<Option<T>> {
+        Ok(self.get_all_as(Query::from(range.into()).count(1))?.pop())
+    }
+
+    /// As [`Index::get_all`], each value decoded straight into `T` without building a
+    /// [`Value`].
+    ///
+    /// # Errors
+    /// As [`Index::get_as`].
+    pub fn get_all_as<T: DeserializeOwned>(&self, query: impl Into<Query>) -> Result<Vec<T>> {
+        self.rows(query.into(), true)?
+            .into_iter()
+            .map(|(_, _, v)| decode_value_as(v.as_deref().unwrap_or_default()))
+            .collect()
+    }
+
     /// The primary key of the first record whose index key is in `range`
     /// (`IDBIndex.getKey`), or `None`.
     ///
@@ -154,11 +178,11 @@ impl<'t> Index<'t> {
         self.entries(query.into(), true)
     }
 
-    fn entries(&self, query: Query, with_values: bool) -> Result<Vec<Record>> {
+    /// The stored entries matching `query` (index key, primary key, value bytes).
+    fn rows(&self, query: Query, with_values: bool) -> Result<Vec<RawEntry>> {
         self.check_usable()?;
         let conn = self.tx.conn()?;
-        let rows = storage::select_index_entries(
-            &conn,
+        conn.select_index_entries(
             self.id,
             self.store_id,
             &encoded_or_all(&query.range),
@@ -166,8 +190,12 @@ impl<'t> Index<'t> {
             query.direction.is_unique(),
             query.limit(),
             with_values,
-        )?;
-        rows.into_iter()
+        )
+    }
+
+    fn entries(&self, query: Query, with_values: bool) -> Result<Vec<Record>> {
+        self.rows(query, with_values)?
+            .into_iter()
             .map(|(k, pk, v)| {
                 Ok(Record {
                     key: decode_key(&k).map_err(corrupt)?,
@@ -189,7 +217,7 @@ impl<'t> Index<'t> {
     pub fn count(&self, range: Option<KeyRange>) -> Result<u64> {
         self.check_usable()?;
         let conn = self.tx.conn()?;
-        storage::count_index_entries(&conn, self.id, &encoded_or_all(&range))
+        conn.count_index_entries(self.id, &encoded_or_all(&range))
     }
 
     /// Opens a cursor over the index (`IDBIndex.openCursor`), positioned on the first entry
@@ -250,8 +278,7 @@ impl<'t> Index<'t> {
                 "object store {store_name:?} already has an index named {name:?}"
             )));
         }
-        self.tx
-            .mutate(|conn| storage::rename_index(conn, self.id, name))?;
+        self.tx.mutate(|conn| conn.rename_index(self.id, name))?;
         self.tx.edit_schema(|schema| {
             if let Some(store) = schema.store_mut(&store_name) {
                 store.rename_index(&old, name);

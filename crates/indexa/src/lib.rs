@@ -31,6 +31,7 @@
 //! ```
 #![warn(missing_docs)]
 
+mod backend;
 mod connection_lock;
 mod cursor;
 mod database;
@@ -45,12 +46,12 @@ mod key_range;
 mod object_store;
 mod query;
 mod schema;
-mod storage;
 mod text;
 mod transaction;
 mod utf16;
 mod value;
 mod value_codec;
+mod value_codec_serde;
 mod value_serde;
 mod version_change;
 
@@ -82,5 +83,6 @@ pub use value::{time_clip, Object, PropertyHasher, Value};
 pub use value_codec::{
     decode_value, encode_value, encode_value_into, MAX_VALUE_DEPTH, VALUE_FORMAT_VERSION,
 };
+pub use value_codec_serde::decode_value_as;
 pub use value_serde::{from_value, to_value};
 pub use version_change::VersionChange;

@@ -2,6 +2,9 @@
 //!
 //! Source: <https://www.w3.org/TR/IndexedDB-3/#object-store-interface> and seed 000.
 
+use serde::de::DeserializeOwned;
+
+use crate::backend::{read_record_as, RawRecord, StorageConnection};
 use crate::cursor::{Cursor, CursorDirection, CursorSource};
 use crate::error::{Error, Result};
 use crate::index::{index_keys, Index};
@@ -15,11 +18,11 @@ use crate::key_path::{
 use crate::key_range::{EncodedRange, KeyRange};
 use crate::query::{Query, Record};
 use crate::schema::{key_path_to_stored, IndexMeta, StoreMeta};
-use crate::storage;
 use crate::transaction::Transaction;
 use crate::utf16::Utf16String;
 use crate::value::Value;
 use crate::value_codec::{decode_value, encode_value, MAX_VALUE_DEPTH};
+use crate::value_codec_serde::decode_value_as;
 
 /// An object store as seen by one transaction. Obtained from
 /// [`Transaction::object_store`] or [`Transaction::create_object_store`].
@@ -126,7 +129,7 @@ impl<'t> ObjectStore<'t> {
     }
 
     /// The connection for a read, after [`ObjectStore::check_usable`].
-    fn read_conn(&self) -> Result<std::cell::Ref<'t, rusqlite::Connection>> {
+    fn read_conn(&self) -> Result<std::cell::Ref<'t, dyn StorageConnection>> {
         self.check_usable()?;
         self.tx.conn()
     }
@@ -254,19 +257,19 @@ impl<'t> ObjectStore<'t> {
             let old_value = if generated {
                 None
             } else if no_overwrite {
-                if storage::record_exists(&conn, meta.id, &encoded_key)? {
+                if conn.record_exists(meta.id, &encoded_key)? {
                     return Err(key_exists(&key));
                 }
                 None
             } else if meta.indexes.is_empty() {
                 None
             } else {
-                storage::read_record(&conn, meta.id, &encoded_key, decode_value)?
+                read_record_as(&*conn, meta.id, &encoded_key, decode_value)?
             };
             for (ix, keys) in &new_entries {
                 if ix.unique {
                     for k in keys {
-                        if storage::index_key_taken(&conn, ix.id, k, &encoded_key)? {
+                        if conn.index_key_taken(ix.id, k, &encoded_key)? {
                             return Err(Error::Constraint(format!(
                                 "unique index {:?} already has a record with key {}",
                                 ix.name,
@@ -291,21 +294,21 @@ impl<'t> ObjectStore<'t> {
             self.tx.mutate(|conn| {
                 for (index_id, keys) in &old_entries {
                     for k in keys {
-                        storage::delete_index_entry(conn, *index_id, k, &encoded_key)?;
+                        conn.delete_index_entry(*index_id, k, &encoded_key)?;
                     }
                 }
                 if generated {
                     // A plain insert: should a record have the key after all, this fails
                     // (and aborts) instead of replacing it.
-                    storage::insert_record(conn, meta.id, &encoded_key, &encoded_value)?;
+                    conn.insert_record(meta.id, &encoded_key, &encoded_value)?;
                 } else {
-                    storage::put_record(conn, meta.id, &encoded_key, &encoded_value)?;
+                    conn.put_record(meta.id, &encoded_key, &encoded_value)?;
                 }
                 let entries: Vec<(i64, &[u8])> = new_entries
                     .iter()
                     .flat_map(|(ix, keys)| keys.iter().map(|k| (ix.id, k.as_slice())))
                     .collect();
-                storage::insert_index_entries(conn, &encoded_key, &entries)
+                conn.insert_index_entries(&encoded_key, &entries)
             })?;
             if let Some(g) = generator {
                 self.tx.set_key_generator(meta.id, g);
@@ -332,7 +335,7 @@ impl<'t> ObjectStore<'t> {
             Vec::new()
         } else {
             let conn = self.tx.conn()?;
-            let records = storage::select_records(&conn, meta.id, range, false, 0, true)?;
+            let records = conn.select_records(meta.id, range, false, 0, true)?;
             let mut entries = Vec::new();
             for (key, value) in records {
                 let value = decode_value(value.as_deref().unwrap_or_default())?;
@@ -346,9 +349,9 @@ impl<'t> ObjectStore<'t> {
         };
         self.tx.mutate(|conn| {
             for (index_id, k, pk) in &old_entries {
-                storage::delete_index_entry(conn, *index_id, k, pk)?;
+                conn.delete_index_entry(*index_id, k, pk)?;
             }
-            storage::delete_records(conn, meta.id, range)
+            conn.delete_records(meta.id, range)
         })
     }
 
@@ -362,7 +365,7 @@ impl<'t> ObjectStore<'t> {
         self.with_meta(|meta| {
             let index_ids: Vec<i64> = meta.indexes.values().map(|ix| ix.id).collect();
             self.tx
-                .mutate(|conn| storage::clear_records(conn, meta.id, &index_ids))
+                .mutate(|conn| conn.clear_records(meta.id, &index_ids))
         })
     }
 
@@ -374,14 +377,29 @@ impl<'t> ObjectStore<'t> {
     /// [`Error::TransactionInactive`], [`Error::InvalidState`] (store deleted),
     /// [`Error::Unknown`] on storage failure.
     pub fn get(&self, range: impl Into<KeyRange>) -> Result<Option<Value>> {
-        let range = range.into();
+        self.get_decoded(range.into(), decode_value)
+    }
+
+    /// As [`ObjectStore::get`], the value decoded straight into `T` (the mapping of
+    /// [`crate::from_value`]) without building a [`Value`]: the typed read path.
+    ///
+    /// # Errors
+    /// As [`ObjectStore::get`]; [`Error::Type`] when the value does not have the shape `T`
+    /// expects.
+    pub fn get_as<T: DeserializeOwned>(&self, range: impl Into<KeyRange>) -> Result<Option<T>> {
+        self.get_decoded(range.into(), decode_value_as)
+    }
+
+    /// The first record in `range`, its value's bytes given to `decode`.
+    fn get_decoded<R>(&self, range: KeyRange, decode: fn(&[u8]) -> Result<R>) -> Result<Option<R>> {
         let conn = self.read_conn()?;
         match range.as_only() {
-            Some(key) => storage::read_record(&conn, self.id, &encode_key(key), decode_value),
-            None => storage::select_records(&conn, self.id, &range.encoded(), false, 1, true)?
+            Some(key) => read_record_as(&*conn, self.id, &encode_key(key), decode),
+            None => conn
+                .select_records(self.id, &range.encoded(), false, 1, true)?
                 .pop()
                 .and_then(|(_, v)| v)
-                .map(|b| decode_value(&b))
+                .map(|b| decode(&b))
                 .transpose(),
         }
     }
@@ -393,7 +411,7 @@ impl<'t> ObjectStore<'t> {
     pub fn get_key(&self, range: impl Into<KeyRange>) -> Result<Option<Key>> {
         let range = range.into();
         let conn = self.read_conn()?;
-        storage::select_records(&conn, self.id, &range.encoded(), false, 1, false)?
+        conn.select_records(self.id, &range.encoded(), false, 1, false)?
             .pop()
             .map(|(k, _)| decode_key(&k).map_err(corrupt))
             .transpose()
@@ -411,11 +429,23 @@ impl<'t> ObjectStore<'t> {
             .collect())
     }
 
+    /// As [`ObjectStore::get_all`], each value decoded straight into `T` (the mapping of
+    /// [`crate::from_value`]) without building a [`Value`].
+    ///
+    /// # Errors
+    /// As [`ObjectStore::get`]; [`Error::Type`] when a value does not have the shape `T`
+    /// expects.
+    pub fn get_all_as<T: DeserializeOwned>(&self, query: impl Into<Query>) -> Result<Vec<T>> {
+        self.select(query.into(), true)?
+            .into_iter()
+            .map(|(_, v)| decode_value_as(v.as_deref().unwrap_or_default()))
+            .collect()
+    }
+
     /// The stored records matching `query`, with or without their values.
-    fn select(&self, query: Query, with_values: bool) -> Result<Vec<storage::RawRecord>> {
+    fn select(&self, query: Query, with_values: bool) -> Result<Vec<RawRecord>> {
         let conn = self.read_conn()?;
-        storage::select_records(
-            &conn,
+        conn.select_records(
             self.id,
             &encoded_or_all(&query.range),
             query.direction.is_reverse(),
@@ -459,7 +489,7 @@ impl<'t> ObjectStore<'t> {
     /// As [`ObjectStore::get`].
     pub fn count(&self, range: Option<KeyRange>) -> Result<u64> {
         let conn = self.read_conn()?;
-        storage::count_records(&conn, self.id, &encoded_or_all(&range))
+        conn.count_records(self.id, &encoded_or_all(&range))
     }
 
     /// Opens a cursor over the records in `range` (`IDBObjectStore.openCursor`), positioned
@@ -545,8 +575,7 @@ impl<'t> ObjectStore<'t> {
                 "an object store named {name:?} already exists"
             )));
         }
-        self.tx
-            .mutate(|conn| storage::rename_store(conn, self.id, name))?;
+        self.tx.mutate(|conn| conn.rename_store(self.id, name))?;
         self.tx
             .edit_schema(|schema| schema.rename_store(&old, name));
         Ok(())
@@ -591,13 +620,13 @@ impl<'t> ObjectStore<'t> {
         };
         let stored = key_path_to_stored(&meta.key_path);
         let id = self.tx.mutate(|conn| {
-            let id = storage::insert_index(conn, self.id, name, (&stored.0, stored.1), unique, multi_entry)?;
-            let records = storage::select_records(conn, self.id, &EncodedRange::all(), false, 0, true)?;
+            let id = conn.insert_index(self.id, name, (&stored.0, stored.1), unique, multi_entry)?;
+            let records = conn.select_records(self.id, &EncodedRange::all(), false, 0, true)?;
             for (pk, value) in records {
                 let value = decode_value(value.as_deref().unwrap_or_default())?;
                 let keys = index_keys(&meta, &value);
                 for k in &keys {
-                    if unique && storage::index_key_taken(conn, id, k, &pk)? {
+                    if unique && conn.index_key_taken(id, k, &pk)? {
                         return Err(Error::Constraint(format!(
                             "cannot create unique index {name:?}: key {} is not unique; the upgrade is aborted",
                             describe_encoded(k)
@@ -605,7 +634,7 @@ impl<'t> ObjectStore<'t> {
                     }
                 }
                 let entries: Vec<(i64, &[u8])> = keys.iter().map(|k| (id, k.as_slice())).collect();
-                storage::insert_index_entries(conn, &pk, &entries)?;
+                conn.insert_index_entries(&pk, &entries)?;
             }
             Ok(id)
         })?;
@@ -626,8 +655,7 @@ impl<'t> ObjectStore<'t> {
         let name = &name.into();
         self.tx.check_upgrade()?;
         let (store_name, index_id) = self.with_meta(|m| Ok((m.name.clone(), m.index(name)?.id)))?;
-        self.tx
-            .mutate(|conn| storage::delete_index(conn, index_id))?;
+        self.tx.mutate(|conn| conn.delete_index(index_id))?;
         self.tx.edit_schema(|schema| {
             if let Some(store) = schema.store_mut(&store_name) {
                 store.remove_index(name);

@@ -2,9 +2,9 @@
 
 use std::collections::{BTreeMap, HashMap};
 
+use crate::backend::{IndexRow, StorageConnection, StoreRow};
 use crate::error::{Error, Result};
 use crate::key_path::KeyPath;
-use crate::storage::{self, IndexRow, StoreRow};
 use crate::utf16::Utf16String;
 
 /// An object store's definition.
@@ -62,19 +62,19 @@ fn key_path_from_stored((text, is_array): &(String, bool)) -> Result<KeyPath> {
 
 impl Schema {
     /// Reads the schema from storage.
-    pub fn load(conn: &rusqlite::Connection, version: u64) -> Result<Schema> {
+    pub fn load(conn: &dyn StorageConnection, version: u64) -> Result<Schema> {
         let mut by_id: BTreeMap<i64, StoreMeta> = BTreeMap::new();
         for StoreRow {
             id,
             name,
             key_path,
             auto_increment,
-        } in storage::load_stores(conn)?
+        } in conn.load_stores()?
         {
             let key_path = key_path.as_ref().map(key_path_from_stored).transpose()?;
             by_id.insert(id, StoreMeta::new(id, name, key_path, auto_increment));
         }
-        for row in storage::load_indexes(conn)? {
+        for row in conn.load_indexes()? {
             let IndexRow {
                 id,
                 store_id,

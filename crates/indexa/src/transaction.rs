@@ -8,8 +8,7 @@ use std::collections::HashMap;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 
-use rusqlite::Connection;
-
+use crate::backend::{Connection, StorageConnection};
 use crate::connection_lock::{Exclusive, Hold};
 use crate::database::{ConnectionKind, DatabaseShared};
 use crate::error::{Error, Result};
@@ -17,7 +16,6 @@ use crate::key_generator::KeyGenerator;
 use crate::key_path::KeyPath;
 use crate::object_store::ObjectStore;
 use crate::schema::{key_path_to_stored, Schema, StoreMeta};
-use crate::storage;
 use crate::utf16::Utf16String;
 
 /// A transaction's mode (`IDBTransactionMode`).
@@ -150,19 +148,17 @@ impl Transaction {
         exclusive: Option<Exclusive>,
     ) -> Result<Transaction> {
         let hold = shared.hold()?;
-        let (conn, mut kind) = shared.take_connection(mode)?;
-        // A readonly transaction commits nothing, so its durability needs no pragma.
-        let begun = match &mut kind {
-            ConnectionKind::Writer { synchronous_full } => {
-                storage::begin_write(&conn, synchronous_full, durability != Durability::Relaxed)
-            }
-            ConnectionKind::Reader => storage::begin_read(&conn),
+        let (conn, kind) = shared.take_connection(mode)?;
+        // A readonly transaction commits nothing, so its durability does not matter.
+        let begun = match kind {
+            ConnectionKind::Writer => conn.begin_write(durability != Durability::Relaxed),
+            ConnectionKind::Reader => conn.begin_read(),
         };
-        let started = begun.and_then(|()| storage::read_version(&conn));
+        let started = begun.and_then(|()| conn.read_version());
         let version = match started {
             Ok(v) => v,
             Err(e) => {
-                storage::rollback(&conn);
+                conn.rollback();
                 shared.return_connection(conn, kind);
                 return Err(e);
             }
@@ -170,13 +166,13 @@ impl Transaction {
         // Another process may have upgraded the database: reload the schema then.
         let mut schema = shared.schema();
         if schema.version != version {
-            match Schema::load(&conn, version) {
+            match Schema::load(&*conn, version) {
                 Ok(s) => {
                     schema = Arc::new(s);
                     shared.set_schema(schema.clone());
                 }
                 Err(e) => {
-                    storage::rollback(&conn);
+                    conn.rollback();
                     shared.return_connection(conn, kind);
                     return Err(e);
                 }
@@ -185,7 +181,7 @@ impl Transaction {
         if let Some(names) = &scope {
             for name in names {
                 if let Err(e) = schema.store(name) {
-                    storage::rollback(&conn);
+                    conn.rollback();
                     shared.return_connection(conn, kind);
                     return Err(e);
                 }
@@ -291,7 +287,7 @@ impl Transaction {
             let (c, _) = conn
                 .as_ref()
                 .ok_or_else(|| Error::TransactionInactive("the transaction has finished".into()))?;
-            storage::commit(c)
+            c.commit()
         });
         match result {
             Ok(()) => {
@@ -319,7 +315,7 @@ impl Transaction {
         };
         for (store_id, (generator, dirty)) in &state.generators {
             if *dirty {
-                storage::write_current_number(c, *store_id, generator.current_number())?;
+                c.write_current_number(*store_id, generator.current_number())?;
             }
         }
         Ok(())
@@ -338,7 +334,7 @@ impl Transaction {
             state.schema = state.initial_schema.clone();
         }
         if let Some((c, _)) = self.conn.borrow().as_ref() {
-            storage::rollback(c);
+            c.rollback();
         }
         self.release();
     }
@@ -366,18 +362,18 @@ impl Transaction {
             let state = self.state.borrow();
             (state.schema.clone(), state.generators.clone())
         };
-        self.mutate(storage::savepoint)?;
+        self.mutate(|c| c.savepoint())?;
         let result = f(self);
         if self.is_finished() {
             return result;
         }
         match result {
             Ok(r) => {
-                self.mutate(storage::release_savepoint)?;
+                self.mutate(|c| c.release_savepoint())?;
                 Ok(r)
             }
             Err(e) => {
-                self.mutate(storage::rollback_to_savepoint)?;
+                self.mutate(|c| c.rollback_to_savepoint())?;
                 let mut state = self.state.borrow_mut();
                 state.schema = schema;
                 state.generators = generators;
@@ -431,8 +427,7 @@ impl Transaction {
         }
         let stored = key_path.as_ref().map(key_path_to_stored);
         let id = self.mutate(|conn| {
-            storage::insert_store(
-                conn,
+            conn.insert_store(
                 name,
                 stored.as_ref().map(|(t, a)| (t.as_str(), *a)),
                 auto_increment,
@@ -461,7 +456,7 @@ impl Transaction {
         let name = &name.into();
         self.check_upgrade()?;
         let id = self.state.borrow().schema.store(name)?.id;
-        self.mutate(|conn| storage::delete_store(conn, id))?;
+        self.mutate(|conn| conn.delete_store(id))?;
         let mut state = self.state.borrow_mut();
         Arc::make_mut(&mut state.schema).remove_store(name);
         state.generators.remove(&id);
@@ -480,7 +475,7 @@ impl Transaction {
 
     /// Sets the database version inside an upgrade.
     pub(crate) fn set_version(&self, version: u64) -> Result<()> {
-        self.mutate(|conn| storage::write_version(conn, version))?;
+        self.mutate(|conn| conn.write_version(version))?;
         Arc::make_mut(&mut self.state.borrow_mut().schema).version = version;
         Ok(())
     }
@@ -496,18 +491,21 @@ impl Transaction {
     }
 
     /// The connection, while the transaction is active.
-    pub(crate) fn conn(&self) -> Result<Ref<'_, Connection>> {
+    pub(crate) fn conn(&self) -> Result<Ref<'_, dyn StorageConnection>> {
         self.check_active()?;
-        Ref::filter_map(self.conn.borrow(), |c| c.as_ref().map(|(conn, _)| conn))
+        Ref::filter_map(self.conn.borrow(), |c| c.as_ref().map(|(conn, _)| &**conn))
             .map_err(|_| Error::TransactionInactive("the transaction has finished".into()))
     }
 
     /// Runs writes that must all happen or none: a failure aborts the transaction.
-    pub(crate) fn mutate<R>(&self, f: impl FnOnce(&Connection) -> Result<R>) -> Result<R> {
+    pub(crate) fn mutate<R>(
+        &self,
+        f: impl FnOnce(&dyn StorageConnection) -> Result<R>,
+    ) -> Result<R> {
         self.writes.set(self.writes.get() + 1);
         let result = {
             let conn = self.conn()?;
-            f(&conn)
+            f(&*conn)
         };
         if result.is_err() {
             self.abort();
@@ -557,7 +555,7 @@ impl Transaction {
         if let Some((g, _)) = self.state.borrow().generators.get(&store_id) {
             return Ok(*g);
         }
-        let n = storage::read_current_number(&*self.conn()?, store_id)?;
+        let n = self.conn()?.read_current_number(store_id)?;
         let g = KeyGenerator::with_current_number(n)?;
         self.state
             .borrow_mut()
@@ -605,6 +603,8 @@ mod tests {
                 .unwrap();
             let level: i64 = tx
                 .conn()
+                .unwrap()
+                .sqlite()
                 .unwrap()
                 .query_row("PRAGMA synchronous", [], |r| r.get(0))
                 .unwrap();

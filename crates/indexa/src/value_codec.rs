@@ -50,17 +50,17 @@ pub const VALUE_FORMAT_VERSION: u8 = 1;
 /// at depth 0, its elements at depth 1, and so on.
 pub const MAX_VALUE_DEPTH: usize = 512;
 
-const TAG_UNDEFINED: u8 = 0x00;
-const TAG_NULL: u8 = 0x01;
-const TAG_FALSE: u8 = 0x02;
-const TAG_TRUE: u8 = 0x03;
-const TAG_NUMBER: u8 = 0x04;
-const TAG_SMALL_INT: u8 = 0x05;
-const TAG_STRING: u8 = 0x06;
-const TAG_DATE: u8 = 0x07;
-const TAG_BINARY: u8 = 0x08;
-const TAG_ARRAY: u8 = 0x09;
-const TAG_OBJECT: u8 = 0x0A;
+pub(crate) const TAG_UNDEFINED: u8 = 0x00;
+pub(crate) const TAG_NULL: u8 = 0x01;
+pub(crate) const TAG_FALSE: u8 = 0x02;
+pub(crate) const TAG_TRUE: u8 = 0x03;
+pub(crate) const TAG_NUMBER: u8 = 0x04;
+pub(crate) const TAG_SMALL_INT: u8 = 0x05;
+pub(crate) const TAG_STRING: u8 = 0x06;
+pub(crate) const TAG_DATE: u8 = 0x07;
+pub(crate) const TAG_BINARY: u8 = 0x08;
+pub(crate) const TAG_ARRAY: u8 = 0x09;
+pub(crate) const TAG_OBJECT: u8 = 0x0A;
 
 /// Encodes `value` in the binary value format (see the module docs for the layout), starting
 /// with the format version byte.
@@ -91,22 +91,23 @@ pub fn encode_value_into(value: &Value, out: &mut Vec<u8>) {
 ///
 /// Source: the layout in the module docs.
 pub fn decode_value(bytes: &[u8]) -> Result<Value> {
-    let mut reader = Reader { bytes, pos: 0 };
-    let version = reader.byte()?;
-    if version != VALUE_FORMAT_VERSION {
-        return Err(corrupt(0, &format!("unsupported format version {version}")));
-    }
-    let value = reader.value()?;
-    if reader.pos != bytes.len() {
-        return Err(corrupt(
-            reader.pos,
-            &format!("{} trailing bytes", bytes.len() - reader.pos),
-        ));
-    }
+    let mut reader = Reader::start(bytes)?;
+    let value = reader.value(0)?;
+    reader.finish()?;
     Ok(value)
 }
 
-fn corrupt(offset: usize, what: &str) -> Error {
+/// Checks that `bytes` are exactly what [`decode_value`] accepts, without building the value.
+///
+/// # Errors
+/// As [`decode_value`].
+pub(crate) fn check_value(bytes: &[u8]) -> Result<()> {
+    let mut reader = Reader::start(bytes)?;
+    reader.skip_value(0)?;
+    reader.finish()
+}
+
+pub(crate) fn corrupt(offset: usize, what: &str) -> Error {
     Error::Unknown(format!("corrupt value: {what} at byte {offset}"))
 }
 
@@ -255,17 +256,53 @@ pub(crate) fn wtf8_to_units(bytes: &[u8]) -> Option<Utf16String> {
     Some(Utf16String::from_units(units))
 }
 
-struct Reader<'a> {
+/// A position in an encoded value; shared with the serde deserializer over stored bytes
+/// (`value_codec_serde.rs`).
+pub(crate) struct Reader<'a> {
     bytes: &'a [u8],
-    pos: usize,
+    pub(crate) pos: usize,
 }
 
 impl<'a> Reader<'a> {
+    /// A reader after the version byte of `bytes`.
+    pub(crate) fn start(bytes: &'a [u8]) -> Result<Reader<'a>> {
+        let mut reader = Reader { bytes, pos: 0 };
+        let version = reader.byte()?;
+        if version != VALUE_FORMAT_VERSION {
+            return Err(corrupt(0, &format!("unsupported format version {version}")));
+        }
+        Ok(reader)
+    }
+
+    /// Checks that the whole input was read.
+    pub(crate) fn finish(&self) -> Result<()> {
+        if self.pos != self.bytes.len() {
+            return Err(corrupt(
+                self.pos,
+                &format!("{} trailing bytes", self.bytes.len() - self.pos),
+            ));
+        }
+        Ok(())
+    }
+
+    /// The bytes read since byte `at`.
+    pub(crate) fn since(&self, at: usize) -> &'a [u8] {
+        &self.bytes[at..self.pos]
+    }
+
+    /// The next byte, not consumed.
+    pub(crate) fn peek(&self) -> Result<u8> {
+        self.bytes
+            .get(self.pos)
+            .copied()
+            .ok_or_else(|| corrupt(self.pos, "unexpected end of input"))
+    }
+
     fn remaining(&self) -> usize {
         self.bytes.len() - self.pos
     }
 
-    fn byte(&mut self) -> Result<u8> {
+    pub(crate) fn byte(&mut self) -> Result<u8> {
         let b = *self
             .bytes
             .get(self.pos)
@@ -274,7 +311,7 @@ impl<'a> Reader<'a> {
         Ok(b)
     }
 
-    fn take(&mut self, n: usize) -> Result<&'a [u8]> {
+    pub(crate) fn take(&mut self, n: usize) -> Result<&'a [u8]> {
         if n > self.remaining() {
             return Err(corrupt(
                 self.pos,
@@ -286,14 +323,14 @@ impl<'a> Reader<'a> {
         Ok(slice)
     }
 
-    fn f64_bits(&mut self) -> Result<f64> {
+    pub(crate) fn f64_bits(&mut self) -> Result<f64> {
         let bytes = self.take(8)?;
         let mut buf = [0u8; 8];
         buf.copy_from_slice(bytes);
         Ok(f64::from_bits(u64::from_le_bytes(buf)))
     }
 
-    fn varint(&mut self) -> Result<u64> {
+    pub(crate) fn varint(&mut self) -> Result<u64> {
         let start = self.pos;
         let mut n: u64 = 0;
         for shift in (0..64).step_by(7) {
@@ -316,7 +353,7 @@ impl<'a> Reader<'a> {
     /// A varint used as a length or count, checked against what is left of the input: every
     /// counted item takes at least `min_item_bytes` bytes, and `pending` other items need at
     /// least one byte each.
-    fn count(&mut self, min_item_bytes: usize, pending: usize) -> Result<usize> {
+    pub(crate) fn count(&mut self, min_item_bytes: usize, pending: usize) -> Result<usize> {
         let start = self.pos;
         let n = self.varint()?;
         let room = self.remaining().saturating_sub(pending) / min_item_bytes;
@@ -336,10 +373,98 @@ impl<'a> Reader<'a> {
         wtf8_to_units(bytes).ok_or_else(|| corrupt(start, "invalid WTF-8 in a string"))
     }
 
+    /// A string's WTF-8 bytes, checked: `Ok(str)` when they are UTF-8, else the code units
+    /// (the string holds a lone surrogate).
+    pub(crate) fn text(&mut self) -> Result<std::result::Result<&'a str, Utf16String>> {
+        let start = self.pos;
+        let len = self.count(1, 0)?;
+        let bytes = self.take(len)?;
+        match std::str::from_utf8(bytes) {
+            Ok(s) => Ok(Ok(s)),
+            Err(_) => wtf8_to_units(bytes)
+                .map(Err)
+                .ok_or_else(|| corrupt(start, "invalid WTF-8 in a string")),
+        }
+    }
+
+    /// A small int's value.
+    pub(crate) fn small_int(&mut self) -> Result<f64> {
+        let start = self.pos;
+        let z = u32::try_from(self.varint()?)
+            .map_err(|_| corrupt(start, "small int out of i32 range"))?;
+        Ok(f64::from(((z >> 1) as i32) ^ -((z & 1) as i32)))
+    }
+
+    /// The element or property count of an array or object at `depth` whose tag was just
+    /// read, refusing nesting past [`MAX_VALUE_DEPTH`].
+    pub(crate) fn container(&mut self, tag: u8, depth: usize) -> Result<usize> {
+        if depth >= MAX_VALUE_DEPTH {
+            return Err(corrupt(
+                self.pos - 1,
+                &format!("nesting deeper than {MAX_VALUE_DEPTH}"),
+            ));
+        }
+        // A property takes at least two bytes: an empty name's length and a tag.
+        self.count(if tag == TAG_ARRAY { 1 } else { 2 }, 0)
+    }
+
+    /// Reads past one value at `depth`, checking it as [`Reader::value`] does (the same input
+    /// is accepted and refused) without building it; an explicit stack, no native recursion.
+    pub(crate) fn skip_value(&mut self, depth: usize) -> Result<()> {
+        // Per open array or object: the members still to read, and an object's names so far.
+        let mut stack: Vec<(usize, Option<PropertyNames<'a>>)> = Vec::new();
+        loop {
+            let start = self.pos;
+            match self.byte()? {
+                TAG_UNDEFINED | TAG_NULL | TAG_FALSE | TAG_TRUE => {}
+                TAG_NUMBER | TAG_DATE => {
+                    self.take(8)?;
+                }
+                TAG_SMALL_INT => {
+                    self.small_int()?;
+                }
+                TAG_STRING => {
+                    let _ = self.text()?;
+                }
+                TAG_BINARY => {
+                    let len = self.count(1, 0)?;
+                    self.take(len)?;
+                }
+                tag @ (TAG_ARRAY | TAG_OBJECT) => {
+                    let n = self.container(tag, depth + stack.len())?;
+                    let names = (tag == TAG_OBJECT).then(PropertyNames::default);
+                    stack.push((n, names));
+                }
+                other => return Err(corrupt(start, &format!("unknown tag 0x{other:02X}"))),
+            }
+            loop {
+                let Some((left, names)) = stack.last_mut() else {
+                    return Ok(());
+                };
+                if *left == 0 {
+                    stack.pop();
+                    continue;
+                }
+                *left -= 1;
+                if let Some(names) = names {
+                    let at = self.pos;
+                    let len = self.count(1, 0)?;
+                    let name = self.take(len)?;
+                    // UTF-8 (the usual case) is valid WTF-8 and needs no conversion.
+                    if std::str::from_utf8(name).is_err() && wtf8_to_units(name).is_none() {
+                        return Err(corrupt(at, "invalid WTF-8 in a string"));
+                    }
+                    names.insert(name, at)?;
+                }
+                break;
+            }
+        }
+    }
+
     /// Reads one value. Arrays and objects are kept on an explicit stack, so nesting costs no
     /// native stack; `pending` counts the items open arrays and objects still expect, each of
     /// which needs at least one more byte, which bounds what the decoder reserves.
-    fn value(&mut self) -> Result<Value> {
+    pub(crate) fn value(&mut self, depth: usize) -> Result<Value> {
         let mut stack: Vec<Frame> = Vec::new();
         let mut pending: usize = 0;
         loop {
@@ -364,7 +489,7 @@ impl<'a> Reader<'a> {
                     Value::Binary(self.take(len)?.to_vec())
                 }
                 TAG_ARRAY | TAG_OBJECT => {
-                    if stack.len() >= MAX_VALUE_DEPTH {
+                    if depth + stack.len() >= MAX_VALUE_DEPTH {
                         return Err(corrupt(
                             start,
                             &format!("nesting deeper than {MAX_VALUE_DEPTH}"),
@@ -434,6 +559,42 @@ impl<'a> Reader<'a> {
                 pending -= 1;
                 break;
             }
+        }
+    }
+}
+
+/// The property names of an object read so far, to refuse a repeated one: compared in place
+/// while few, hashed beyond.
+#[derive(Default)]
+pub(crate) struct PropertyNames<'a> {
+    few: smallvec::SmallVec<[&'a [u8]; 16]>,
+    many: Option<std::collections::HashSet<&'a [u8], crate::value::PropertyHasher>>,
+}
+
+impl<'a> PropertyNames<'a> {
+    /// Adds `name` (its WTF-8 bytes, which start at byte `at`).
+    ///
+    /// # Errors
+    /// [`Error::Unknown`] (`duplicate property name`) when the object already has it.
+    pub(crate) fn insert(&mut self, name: &'a [u8], at: usize) -> Result<()> {
+        let fresh = match &mut self.many {
+            Some(set) => set.insert(name),
+            None if self.few.len() < self.few.inline_size() => {
+                let fresh = !self.few.contains(&name);
+                self.few.push(name);
+                fresh
+            }
+            None => {
+                let mut set: std::collections::HashSet<_, _> = self.few.drain(..).collect();
+                let fresh = set.insert(name);
+                self.many = Some(set);
+                fresh
+            }
+        };
+        if fresh {
+            Ok(())
+        } else {
+            Err(corrupt(at, "duplicate property name"))
         }
     }
 }

@@ -26,6 +26,7 @@
 //! [`Value`] itself implements `Serialize` and `Deserialize`, so it can be a field of a user
 //! type: through other formats a `Date` becomes its milliseconds and a `Binary` its bytes.
 
+use std::borrow::Cow;
 use std::fmt;
 
 use serde::de::{self, DeserializeSeed, IntoDeserializer, Visitor};
@@ -587,7 +588,7 @@ impl ser::Serializer for KeySerializer {
 /// Reads a [`Value`] through serde.
 struct ValueDeserializer(Value);
 
-fn rust_string(s: Utf16String) -> Result<String> {
+pub(crate) fn rust_string(s: Utf16String) -> Result<String> {
     s.to_string().ok_or_else(|| {
         Error::Type(format!(
             "the string {s:?} holds a lone surrogate, which a Rust string cannot hold"
@@ -623,9 +624,12 @@ fn visit_array<'de, V: Visitor<'de>>(items: Vec<Value>, visitor: V) -> Result<V:
     Ok(out)
 }
 
-fn visit_bytes_as_seq<'de, V: Visitor<'de>>(bytes: Vec<u8>, visitor: V) -> Result<V::Value> {
+pub(crate) fn visit_bytes_as_seq<'de, V: Visitor<'de>>(
+    bytes: impl ExactSizeIterator<Item = u8>,
+    visitor: V,
+) -> Result<V::Value> {
     let len = bytes.len();
-    let mut access = de::value::SeqDeserializer::new(bytes.into_iter());
+    let mut access = de::value::SeqDeserializer::new(bytes);
     let out = visitor.visit_seq(&mut access)?;
     access
         .end()
@@ -653,6 +657,19 @@ fn visit_object<'de, V: Visitor<'de>>(map: Object, visitor: V) -> Result<V::Valu
 const TWO_POW_64: f64 = 18_446_744_073_709_551_616.0;
 const TWO_POW_63: f64 = 9_223_372_036_854_775_808.0;
 
+/// Visits a Number: an integer as `u64` or `i64` when it fits, anything else as `f64`.
+pub(crate) fn visit_number<'de, V: Visitor<'de>>(n: f64, visitor: V) -> Result<V::Value> {
+    let integral = n.fract() == 0.0 && !(n == 0.0 && n.is_sign_negative());
+    if integral && (0.0..TWO_POW_64).contains(&n) {
+        // Integral and in range, so the conversion is exact.
+        visitor.visit_u64(n as u64)
+    } else if integral && (-TWO_POW_63..0.0).contains(&n) {
+        visitor.visit_i64(n as i64)
+    } else {
+        visitor.visit_f64(n)
+    }
+}
+
 impl<'de> de::Deserializer<'de> for ValueDeserializer {
     type Error = Error;
 
@@ -661,17 +678,7 @@ impl<'de> de::Deserializer<'de> for ValueDeserializer {
             Value::Undefined => visitor.visit_none(),
             Value::Null => visitor.visit_unit(),
             Value::Bool(b) => visitor.visit_bool(b),
-            Value::Number(n) => {
-                let integral = n.fract() == 0.0 && !(n == 0.0 && n.is_sign_negative());
-                if integral && (0.0..TWO_POW_64).contains(&n) {
-                    // Integral and in range, so the conversion is exact.
-                    visitor.visit_u64(n as u64)
-                } else if integral && (-TWO_POW_63..0.0).contains(&n) {
-                    visitor.visit_i64(n as i64)
-                } else {
-                    visitor.visit_f64(n)
-                }
-            }
+            Value::Number(n) => visit_number(n, visitor),
             Value::String(s) => visitor.visit_string(rust_string(s)?),
             Value::Date(ms) => visitor.visit_f64(ms),
             Value::Binary(bytes) => visitor.visit_byte_buf(bytes),
@@ -723,7 +730,7 @@ impl<'de> de::Deserializer<'de> for ValueDeserializer {
 
     fn deserialize_seq<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value> {
         match self.0 {
-            Value::Binary(bytes) => visit_bytes_as_seq(bytes, visitor),
+            Value::Binary(bytes) => visit_bytes_as_seq(bytes.into_iter(), visitor),
             other => ValueDeserializer(other).deserialize_any(visitor),
         }
     }
@@ -819,7 +826,7 @@ impl<'de> de::MapAccess<'de> for MapAccess {
         match self.iter.next() {
             Some((name, value)) => {
                 self.value = Some(value);
-                seed.deserialize(KeyDeserializer(rust_string(name)?))
+                seed.deserialize(KeyDeserializer(Cow::Owned(rust_string(name)?)))
                     .map(Some)
             }
             None => Ok(None),
@@ -840,8 +847,8 @@ impl<'de> de::MapAccess<'de> for MapAccess {
 }
 
 /// Reads a property name as a map key: as a string, or as the integer its decimal text spells
-/// for integer keys.
-struct KeyDeserializer(String);
+/// for integer keys. A borrowed name is visited as borrowed.
+pub(crate) struct KeyDeserializer<'de>(pub(crate) Cow<'de, str>);
 
 macro_rules! key_integer {
     ($($method:ident => $visit:ident: $ty:ty),* $(,)?) => {
@@ -859,11 +866,14 @@ macro_rules! key_integer {
     };
 }
 
-impl<'de> de::Deserializer<'de> for KeyDeserializer {
+impl<'de> de::Deserializer<'de> for KeyDeserializer<'de> {
     type Error = Error;
 
     fn deserialize_any<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value> {
-        visitor.visit_string(self.0)
+        match self.0 {
+            Cow::Borrowed(s) => visitor.visit_borrowed_str(s),
+            Cow::Owned(s) => visitor.visit_string(s),
+        }
     }
 
     key_integer! {
@@ -897,7 +907,7 @@ impl<'de> de::Deserializer<'de> for KeyDeserializer {
         variants: &'static [&'static str],
         visitor: V,
     ) -> Result<V::Value> {
-        let inner: de::value::StringDeserializer<Error> = self.0.into_deserializer();
+        let inner: de::value::CowStrDeserializer<Error> = self.0.into_deserializer();
         inner.deserialize_enum(name, variants, visitor)
     }
 

@@ -1,4 +1,5 @@
-//! Storage on SQLite: the only module that talks SQL. Schema, pragmas and every query.
+//! The SQLite backend: the only module that talks SQLite's SQL. Schema, pragmas and every
+//! query.
 //!
 //! One SQLite file per database, in WAL mode. Keys are stored as their order-preserving
 //! encoding ([`crate::encode_key`]) in `WITHOUT ROWID` tables, so SQLite's BLOB order (memcmp)
@@ -11,6 +12,9 @@ use std::sync::OnceLock;
 use rusqlite::types::Value as SqlValue;
 use rusqlite::{params, Connection, ErrorCode, OpenFlags, OptionalExtension};
 
+use crate::backend::{
+    DatabaseRow, IndexRow, IndexStep, RawEntry, RawRecord, StorageConnection, StoreRow,
+};
 use crate::error::{Error, Result};
 use crate::key_encoding::KEY_ENCODING_VERSION;
 use crate::key_range::EncodedRange;
@@ -154,13 +158,6 @@ fn refuse_foreign_file(conn: &Connection) -> Result<()> {
         ));
     }
     Ok(())
-}
-
-/// The row describing the database file.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub(crate) struct DatabaseRow {
-    pub name: Utf16String,
-    pub version: u64,
 }
 
 /// A name (of a database, object store or index) as stored: TEXT when it is valid Unicode
@@ -370,26 +367,6 @@ pub(crate) fn rollback(conn: &Connection) {
     if !conn.is_autocommit() {
         let _ = conn.execute_batch("ROLLBACK");
     }
-}
-
-/// Stored description of an object store.
-#[derive(Debug, Clone)]
-pub(crate) struct StoreRow {
-    pub id: i64,
-    pub name: Utf16String,
-    pub key_path: Option<(String, bool)>,
-    pub auto_increment: bool,
-}
-
-/// Stored description of an index.
-#[derive(Debug, Clone)]
-pub(crate) struct IndexRow {
-    pub id: i64,
-    pub store_id: i64,
-    pub name: Utf16String,
-    pub key_path: (String, bool),
-    pub unique: bool,
-    pub multi_entry: bool,
 }
 
 pub(crate) fn load_stores(conn: &Connection) -> Result<Vec<StoreRow>> {
@@ -781,9 +758,6 @@ fn push_far_bound(
     params.push(SqlValue::Blob(key.clone()));
 }
 
-/// A record as stored: encoded key and encoded value (`None` when not asked for).
-pub(crate) type RawRecord = (Vec<u8>, Option<Vec<u8>>);
-
 /// Records of a store in a key range, ascending or descending, at most `limit` (0 = all).
 pub(crate) fn select_records(
     conn: &Connection,
@@ -989,10 +963,6 @@ pub(crate) fn delete_index_entry(
     Ok(())
 }
 
-/// An index entry as stored: encoded index key, encoded primary key, and the record's
-/// encoded value when asked for.
-pub(crate) type RawEntry = (Vec<u8>, Vec<u8>, Option<Vec<u8>>);
-
 /// Entries of an index in a key range, in index order (key, then primary key), ascending or
 /// descending; with `unique`, only the entry with the lowest primary key of each index key.
 /// At most `limit` (0 = all).
@@ -1070,19 +1040,6 @@ pub(crate) fn count_index_entries(
         .query_row(rusqlite::params_from_iter(params), |r| r.get(0))
         .sql()?;
     Ok(n as u64)
-}
-
-/// Where an index cursor looks for its next entry.
-pub(crate) struct IndexStep<'a> {
-    /// Entries must be strictly beyond this (key, primary key) position in the direction.
-    pub after: Option<(&'a [u8], &'a [u8])>,
-    /// With unique directions: entries must have a key strictly beyond this one.
-    pub after_key: Option<&'a [u8]>,
-    /// Entries must have a key at or beyond this one.
-    pub target: Option<&'a [u8]>,
-    /// With `target`: entries with key equal to the target must have a primary key at or
-    /// beyond this one (`continuePrimaryKey`).
-    pub target_primary_key: Option<&'a [u8]>,
 }
 
 /// The next entries of an index cursor in `range` (see [`IndexStep`]), at most `limit` (at
@@ -1240,6 +1197,245 @@ fn open_read_only(path: &Path) -> Result<Connection> {
     .sql()?;
     conn.busy_timeout(std::time::Duration::from_secs(5)).sql()?;
     Ok(conn)
+}
+
+/// A connection to a database's SQLite file, with its `synchronous` setting as last set
+/// (`None`: not set yet), so the pragma runs only when a transaction's durability changes it.
+pub(crate) struct SqliteConnection {
+    conn: Connection,
+    synchronous_full: std::cell::Cell<Option<bool>>,
+}
+
+/// Opens (creating if needed) the SQLite file of a database (see [`open_connection`]).
+pub(crate) fn open(path: &Path) -> Result<crate::backend::Connection> {
+    Ok(Box::new(SqliteConnection {
+        conn: open_connection(path)?,
+        synchronous_full: std::cell::Cell::new(None),
+    }))
+}
+
+impl StorageConnection for SqliteConnection {
+    fn begin_read(&self) -> Result<()> {
+        begin_read(&self.conn)
+    }
+
+    fn begin_write(&self, durable: bool) -> Result<()> {
+        let mut current = self.synchronous_full.get();
+        let result = begin_write(&self.conn, &mut current, durable);
+        self.synchronous_full.set(current);
+        result
+    }
+
+    fn commit(&self) -> Result<()> {
+        commit(&self.conn)
+    }
+
+    fn rollback(&self) {
+        rollback(&self.conn)
+    }
+
+    fn savepoint(&self) -> Result<()> {
+        savepoint(&self.conn)
+    }
+
+    fn release_savepoint(&self) -> Result<()> {
+        release_savepoint(&self.conn)
+    }
+
+    fn rollback_to_savepoint(&self) -> Result<()> {
+        rollback_to_savepoint(&self.conn)
+    }
+
+    fn initialize(&self, name: &Utf16String) -> Result<DatabaseRow> {
+        initialize(&self.conn, name)
+    }
+
+    fn read_version(&self) -> Result<u64> {
+        read_version(&self.conn)
+    }
+
+    fn write_version(&self, version: u64) -> Result<()> {
+        write_version(&self.conn, version)
+    }
+
+    fn load_stores(&self) -> Result<Vec<StoreRow>> {
+        load_stores(&self.conn)
+    }
+
+    fn load_indexes(&self) -> Result<Vec<IndexRow>> {
+        load_indexes(&self.conn)
+    }
+
+    fn insert_store(
+        &self,
+        name: &Utf16String,
+        key_path: Option<(&str, bool)>,
+        auto_increment: bool,
+    ) -> Result<i64> {
+        insert_store(&self.conn, name, key_path, auto_increment)
+    }
+
+    fn delete_store(&self, store_id: i64) -> Result<()> {
+        delete_store(&self.conn, store_id)
+    }
+
+    fn rename_store(&self, store_id: i64, name: &Utf16String) -> Result<()> {
+        rename_store(&self.conn, store_id, name)
+    }
+
+    fn insert_index(
+        &self,
+        store_id: i64,
+        name: &Utf16String,
+        key_path: (&str, bool),
+        unique: bool,
+        multi_entry: bool,
+    ) -> Result<i64> {
+        insert_index(&self.conn, store_id, name, key_path, unique, multi_entry)
+    }
+
+    fn delete_index(&self, index_id: i64) -> Result<()> {
+        delete_index(&self.conn, index_id)
+    }
+
+    fn rename_index(&self, index_id: i64, name: &Utf16String) -> Result<()> {
+        rename_index(&self.conn, index_id, name)
+    }
+
+    fn read_current_number(&self, store_id: i64) -> Result<u64> {
+        read_current_number(&self.conn, store_id)
+    }
+
+    fn write_current_number(&self, store_id: i64, n: u64) -> Result<()> {
+        write_current_number(&self.conn, store_id, n)
+    }
+
+    fn read_record(
+        &self,
+        store_id: i64,
+        key: &[u8],
+        read: &mut dyn FnMut(&[u8]) -> Result<()>,
+    ) -> Result<bool> {
+        Ok(read_record(&self.conn, store_id, key, read)?.is_some())
+    }
+
+    fn record_exists(&self, store_id: i64, key: &[u8]) -> Result<bool> {
+        record_exists(&self.conn, store_id, key)
+    }
+
+    fn put_record(&self, store_id: i64, key: &[u8], value: &[u8]) -> Result<()> {
+        put_record(&self.conn, store_id, key, value)
+    }
+
+    fn insert_record(&self, store_id: i64, key: &[u8], value: &[u8]) -> Result<()> {
+        insert_record(&self.conn, store_id, key, value)
+    }
+
+    fn clear_records(&self, store_id: i64, index_ids: &[i64]) -> Result<()> {
+        clear_records(&self.conn, store_id, index_ids)
+    }
+
+    fn select_records(
+        &self,
+        store_id: i64,
+        range: &EncodedRange,
+        descending: bool,
+        limit: u32,
+        with_values: bool,
+    ) -> Result<Vec<RawRecord>> {
+        select_records(&self.conn, store_id, range, descending, limit, with_values)
+    }
+
+    fn count_records(&self, store_id: i64, range: &EncodedRange) -> Result<u64> {
+        count_records(&self.conn, store_id, range)
+    }
+
+    fn delete_records(&self, store_id: i64, range: &EncodedRange) -> Result<()> {
+        delete_records(&self.conn, store_id, range)
+    }
+
+    fn step_store(
+        &self,
+        store_id: i64,
+        range: &EncodedRange,
+        descending: bool,
+        after: Option<&[u8]>,
+        target: Option<&[u8]>,
+        with_value: bool,
+        limit: u32,
+    ) -> Result<Vec<RawRecord>> {
+        step_store(
+            &self.conn, store_id, range, descending, after, target, with_value, limit,
+        )
+    }
+
+    fn index_key_taken(&self, index_id: i64, key: &[u8], primary_key: &[u8]) -> Result<bool> {
+        index_key_taken(&self.conn, index_id, key, primary_key)
+    }
+
+    fn insert_index_entries(&self, primary_key: &[u8], entries: &[(i64, &[u8])]) -> Result<()> {
+        insert_index_entries(&self.conn, primary_key, entries)
+    }
+
+    fn delete_index_entry(&self, index_id: i64, key: &[u8], primary_key: &[u8]) -> Result<()> {
+        delete_index_entry(&self.conn, index_id, key, primary_key)
+    }
+
+    fn select_index_entries(
+        &self,
+        index_id: i64,
+        store_id: i64,
+        range: &EncodedRange,
+        descending: bool,
+        unique: bool,
+        limit: u32,
+        with_values: bool,
+    ) -> Result<Vec<RawEntry>> {
+        select_index_entries(
+            &self.conn,
+            index_id,
+            store_id,
+            range,
+            descending,
+            unique,
+            limit,
+            with_values,
+        )
+    }
+
+    fn count_index_entries(&self, index_id: i64, range: &EncodedRange) -> Result<u64> {
+        count_index_entries(&self.conn, index_id, range)
+    }
+
+    fn step_index(
+        &self,
+        index_id: i64,
+        store_id: i64,
+        range: &EncodedRange,
+        descending: bool,
+        step: &IndexStep<'_>,
+        with_value: bool,
+        limit: u32,
+    ) -> Result<Vec<RawEntry>> {
+        step_index(
+            &self.conn, index_id, store_id, range, descending, step, with_value, limit,
+        )
+    }
+
+    fn first_entry_with_key(
+        &self,
+        index_id: i64,
+        store_id: i64,
+        key: &[u8],
+        with_value: bool,
+    ) -> Result<Option<RawEntry>> {
+        first_entry_with_key(&self.conn, index_id, store_id, key, with_value)
+    }
+
+    #[cfg(test)]
+    fn sqlite(&self) -> Option<&Connection> {
+        Some(&self.conn)
+    }
 }
 
 #[cfg(test)]

@@ -1,0 +1,253 @@
+//! The storage boundary: the operations the engine asks of a database's storage, and the
+//! rows they exchange. Each backend owns its own tables; everything above this module (key
+//! paths, key generators, cursors, transactions, errors, the value codec and the key
+//! encoding) is shared.
+//!
+//! Keys cross the boundary in the order-preserving key encoding ([`crate::encode_key`]) and
+//! values in the value codec ([`crate::encode_value`]): a backend compares keys bytewise and
+//! never interprets them. A connection runs one transaction at a time, on one thread at a
+//! time; the engine serialises its use.
+//!
+//! Backends: [`sqlite`] (one SQLite file per database, the embedded default).
+
+pub(crate) mod sqlite;
+
+use crate::error::Result;
+use crate::key_range::EncodedRange;
+use crate::utf16::Utf16String;
+
+/// The stored name and version of a database.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct DatabaseRow {
+    pub name: Utf16String,
+    pub version: u64,
+}
+
+/// Stored description of an object store.
+#[derive(Debug, Clone)]
+pub(crate) struct StoreRow {
+    pub id: i64,
+    pub name: Utf16String,
+    pub key_path: Option<(String, bool)>,
+    pub auto_increment: bool,
+}
+
+/// Stored description of an index.
+#[derive(Debug, Clone)]
+pub(crate) struct IndexRow {
+    pub id: i64,
+    pub store_id: i64,
+    pub name: Utf16String,
+    pub key_path: (String, bool),
+    pub unique: bool,
+    pub multi_entry: bool,
+}
+
+/// A record as stored: encoded key and encoded value (`None` when not asked for).
+pub(crate) type RawRecord = (Vec<u8>, Option<Vec<u8>>);
+
+/// An index entry as stored: encoded index key, encoded primary key, and the record's
+/// encoded value when asked for.
+pub(crate) type RawEntry = (Vec<u8>, Vec<u8>, Option<Vec<u8>>);
+
+/// Where an index cursor looks for its next entry.
+pub(crate) struct IndexStep<'a> {
+    /// Entries must be strictly beyond this (key, primary key) position in the direction.
+    pub after: Option<(&'a [u8], &'a [u8])>,
+    /// With unique directions: entries must have a key strictly beyond this one.
+    pub after_key: Option<&'a [u8]>,
+    /// Entries must have a key at or beyond this one.
+    pub target: Option<&'a [u8]>,
+    /// With `target`: entries with key equal to the target must have a primary key at or
+    /// beyond this one (`continuePrimaryKey`).
+    pub target_primary_key: Option<&'a [u8]>,
+}
+
+/// A connection to one database's storage. Every method but the transaction control runs
+/// inside the transaction begun by [`StorageConnection::begin_read`] or
+/// [`StorageConnection::begin_write`]. Failures are [`crate::Error::Unknown`] (I/O, a lost
+/// server) or [`crate::Error::QuotaExceeded`] (storage full).
+pub(crate) trait StorageConnection: Send {
+    // ---- transactions ----
+
+    /// Starts a reading transaction: every read until it ends sees one consistent snapshot.
+    fn begin_read(&self) -> Result<()>;
+    /// Starts a writing transaction, excluding every other writer of the database (in any
+    /// process or host) until it ends; `durable`: a commit is on stable storage when
+    /// [`StorageConnection::commit`] returns (durability `strict`/`default`).
+    fn begin_write(&self, durable: bool) -> Result<()>;
+    /// Commits the running transaction.
+    fn commit(&self) -> Result<()>;
+    /// Rolls back the running transaction; without one, does nothing.
+    fn rollback(&self);
+    /// Opens a savepoint inside the running transaction (savepoints nest).
+    fn savepoint(&self) -> Result<()>;
+    /// Keeps the changes since the innermost savepoint and closes it.
+    fn release_savepoint(&self) -> Result<()>;
+    /// Undoes the changes since the innermost savepoint and closes it.
+    fn rollback_to_savepoint(&self) -> Result<()>;
+
+    // ---- database name and version ----
+
+    /// Creates the storage of a new database named `name` (version 0), or checks that an
+    /// existing one is of this build's layout and belongs to `name`. Runs its own transaction.
+    fn initialize(&self, name: &Utf16String) -> Result<DatabaseRow>;
+    /// The stored database version.
+    fn read_version(&self) -> Result<u64>;
+    /// Sets the database version (upgrade).
+    fn write_version(&self, version: u64) -> Result<()>;
+
+    // ---- schema ----
+
+    /// Every object store, by name.
+    fn load_stores(&self) -> Result<Vec<StoreRow>>;
+    /// Every index, by name.
+    fn load_indexes(&self) -> Result<Vec<IndexRow>>;
+    /// Creates an object store (current number 1) and returns its id, never one used before.
+    fn insert_store(
+        &self,
+        name: &Utf16String,
+        key_path: Option<(&str, bool)>,
+        auto_increment: bool,
+    ) -> Result<i64>;
+    /// Deletes an object store with its records, indexes and index entries.
+    fn delete_store(&self, store_id: i64) -> Result<()>;
+    fn rename_store(&self, store_id: i64, name: &Utf16String) -> Result<()>;
+    /// Creates an index (with no entries) and returns its id, never one used before.
+    fn insert_index(
+        &self,
+        store_id: i64,
+        name: &Utf16String,
+        key_path: (&str, bool),
+        unique: bool,
+        multi_entry: bool,
+    ) -> Result<i64>;
+    /// Deletes an index with its entries.
+    fn delete_index(&self, index_id: i64) -> Result<()>;
+    fn rename_index(&self, index_id: i64, name: &Utf16String) -> Result<()>;
+
+    // ---- key generator ----
+
+    /// The key generator's current number of an object store.
+    fn read_current_number(&self, store_id: i64) -> Result<u64>;
+    /// Sets it, in the running transaction (so it commits or rolls back with the records).
+    fn write_current_number(&self, store_id: i64, n: u64) -> Result<()>;
+
+    // ---- records ----
+
+    /// Gives the value bytes of the record with the encoded key `key` to `read` (which may
+    /// decode them into any type, see [`read_record_as`]); false when there is no such
+    /// record.
+    fn read_record(
+        &self,
+        store_id: i64,
+        key: &[u8],
+        read: &mut dyn FnMut(&[u8]) -> Result<()>,
+    ) -> Result<bool>;
+    fn record_exists(&self, store_id: i64, key: &[u8]) -> Result<bool>;
+    /// Writes a record, replacing any record with the same key.
+    fn put_record(&self, store_id: i64, key: &[u8], value: &[u8]) -> Result<()>;
+    /// Writes a new record; fails when a record with the key exists.
+    fn insert_record(&self, store_id: i64, key: &[u8], value: &[u8]) -> Result<()>;
+    /// Deletes every record of a store and every entry of `index_ids` (its indexes).
+    fn clear_records(&self, store_id: i64, index_ids: &[i64]) -> Result<()>;
+    /// Records of a store in a key range, ascending or descending, at most `limit` (0 = all).
+    fn select_records(
+        &self,
+        store_id: i64,
+        range: &EncodedRange,
+        descending: bool,
+        limit: u32,
+        with_values: bool,
+    ) -> Result<Vec<RawRecord>>;
+    fn count_records(&self, store_id: i64, range: &EncodedRange) -> Result<u64>;
+    /// Deletes the records of a store in a range (index entries are the caller's business).
+    fn delete_records(&self, store_id: i64, range: &EncodedRange) -> Result<()>;
+    /// The next records of a store cursor, at most `limit` (at least 1): the first (or,
+    /// `descending`, last) records in `range` strictly beyond `after` and at or beyond
+    /// `target`, in the cursor's order.
+    #[allow(clippy::too_many_arguments)]
+    fn step_store(
+        &self,
+        store_id: i64,
+        range: &EncodedRange,
+        descending: bool,
+        after: Option<&[u8]>,
+        target: Option<&[u8]>,
+        with_value: bool,
+        limit: u32,
+    ) -> Result<Vec<RawRecord>>;
+
+    // ---- index entries ----
+
+    /// True when the index has an entry with `key` whose primary key is not `primary_key`.
+    fn index_key_taken(&self, index_id: i64, key: &[u8], primary_key: &[u8]) -> Result<bool>;
+    /// Writes the index entries `(index id, encoded index key)` of the record with the
+    /// encoded primary key `primary_key` (an entry already there is kept).
+    fn insert_index_entries(&self, primary_key: &[u8], entries: &[(i64, &[u8])]) -> Result<()>;
+    fn delete_index_entry(&self, index_id: i64, key: &[u8], primary_key: &[u8]) -> Result<()>;
+    /// Entries of an index in a key range, in index order (key, then primary key), ascending
+    /// or descending; with `unique`, only the entry with the lowest primary key of each index
+    /// key. At most `limit` (0 = all); `with_values` joins the records' values.
+    #[allow(clippy::too_many_arguments)]
+    fn select_index_entries(
+        &self,
+        index_id: i64,
+        store_id: i64,
+        range: &EncodedRange,
+        descending: bool,
+        unique: bool,
+        limit: u32,
+        with_values: bool,
+    ) -> Result<Vec<RawEntry>>;
+    fn count_index_entries(&self, index_id: i64, range: &EncodedRange) -> Result<u64>;
+    /// The next entries of an index cursor in `range` (see [`IndexStep`]), at most `limit`
+    /// (at least 1), in the cursor's order.
+    #[allow(clippy::too_many_arguments)]
+    fn step_index(
+        &self,
+        index_id: i64,
+        store_id: i64,
+        range: &EncodedRange,
+        descending: bool,
+        step: &IndexStep<'_>,
+        with_value: bool,
+        limit: u32,
+    ) -> Result<Vec<RawEntry>>;
+    /// The entry with the lowest primary key among those with index key `key`.
+    fn first_entry_with_key(
+        &self,
+        index_id: i64,
+        store_id: i64,
+        key: &[u8],
+        with_value: bool,
+    ) -> Result<Option<RawEntry>>;
+
+    /// The SQLite connection underneath, for tests of SQLite's settings.
+    #[cfg(test)]
+    fn sqlite(&self) -> Option<&rusqlite::Connection> {
+        None
+    }
+}
+
+/// A connection of any backend, as the engine holds it.
+pub(crate) type Connection = Box<dyn StorageConnection>;
+
+/// The record with the encoded key `key`, its value bytes decoded by `decode`; `None` when
+/// there is no such record.
+pub(crate) fn read_record_as<R>(
+    conn: &dyn StorageConnection,
+    store_id: i64,
+    key: &[u8],
+    decode: impl FnOnce(&[u8]) -> Result<R>,
+) -> Result<Option<R>> {
+    let mut decode = Some(decode);
+    let mut out = None;
+    conn.read_record(store_id, key, &mut |bytes| {
+        if let Some(decode) = decode.take() {
+            out = Some(decode(bytes)?);
+        }
+        Ok(())
+    })?;
+    Ok(out)
+}
