@@ -1308,6 +1308,7 @@ mod tests {
         let factory = Arc::new(Factory::temporary().unwrap());
         let mut w = Worker {
             factory,
+            events: Events::new(|_| {}),
             db: None,
             version: 0,
             txs: HashMap::new(),
