@@ -8,9 +8,14 @@
 //! never interprets them. A connection runs one transaction at a time, on one thread at a
 //! time; the engine serialises its use.
 //!
-//! Backends: [`sqlite`] (one SQLite file per database, the embedded default).
+//! Backends: [`sqlite`] (one SQLite file per database, the embedded default) and
+//! [`postgres`] (a schema per database on a PostgreSQL server, shared by processes and hosts).
 
+pub(crate) mod postgres;
 pub(crate) mod sqlite;
+
+use std::path::PathBuf;
+use std::sync::Arc;
 
 use crate::error::Result;
 use crate::key_range::EncodedRange;
@@ -232,3 +237,22 @@ pub(crate) trait StorageConnection: Send {
 
 /// A connection of any backend, as the engine holds it.
 pub(crate) type Connection = Box<dyn StorageConnection>;
+
+/// Where one database's storage is, to open connections to it.
+#[derive(Debug, Clone)]
+pub(crate) enum Place {
+    /// A SQLite file.
+    File(PathBuf),
+    /// The database with this catalog id on a PostgreSQL server.
+    Postgres(Arc<postgres::Server>, i32),
+}
+
+impl Place {
+    /// A new connection to the database.
+    pub fn connect(&self) -> Result<Connection> {
+        match self {
+            Place::File(path) => sqlite::open(path),
+            Place::Postgres(server, id) => server.open(*id),
+        }
+    }
+}

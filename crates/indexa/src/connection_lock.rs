@@ -32,6 +32,9 @@ const RETRY_EVERY: Duration = Duration::from_millis(10);
 /// The lock on one database file, shared by every connection of this process.
 pub(crate) struct ConnectionLock {
     path: PathBuf,
+    /// False for a database that is no file (on a server): only this process's owners are
+    /// counted.
+    file_backed: bool,
     state: Mutex<LockState>,
 }
 
@@ -105,6 +108,16 @@ enum Blocker {
 impl ConnectionLock {
     /// This process's lock for the database file `database`.
     pub fn for_database(database: &Path) -> Arc<ConnectionLock> {
+        Self::registered(database, true)
+    }
+
+    /// This process's lock for a database that is not a file, under `key` (a name no file
+    /// path has): it counts the owners of this process only.
+    pub fn within_process(key: &Path) -> Arc<ConnectionLock> {
+        Self::registered(key, false)
+    }
+
+    fn registered(database: &Path, file_backed: bool) -> Arc<ConnectionLock> {
         let path = database.to_path_buf();
         let mut registry = lock(registry());
         if let Some(existing) = registry.get(&path).and_then(Weak::upgrade) {
@@ -113,6 +126,7 @@ impl ConnectionLock {
         registry.retain(|_, l| l.strong_count() > 0);
         let new = Arc::new(ConnectionLock {
             path: path.clone(),
+            file_backed,
             state: Mutex::new(LockState {
                 file: None,
                 holds: 0,
@@ -233,7 +247,7 @@ impl ConnectionLock {
     /// unless the one open is still there; read-only where it cannot be written (a shared
     /// lock needs no more). Only called while this process holds no lock.
     fn open_current(&self, st: &mut LockState) -> Result<()> {
-        if st.file.as_ref().is_some_and(|f| self.is_current(f)) {
+        if !self.file_backed || st.file.as_ref().is_some_and(|f| self.is_current(f)) {
             return Ok(());
         }
         st.file = None;

@@ -8,7 +8,7 @@ use std::sync::{Arc, Condvar, Mutex, MutexGuard};
 use std::thread::{self, ThreadId};
 use std::time::Duration;
 
-use crate::backend::{self, Connection};
+use crate::backend::{Connection, Place};
 use crate::connection_lock::{ConnectionLock, Exclusive, Hold, Owner};
 use crate::error::{Error, Result};
 use crate::schema::Schema;
@@ -26,7 +26,10 @@ pub(crate) struct DatabaseShared {
     pub name: String,
     /// The name exactly, as UTF-16 code units.
     pub name_units: Utf16String,
+    /// The database file, or for a database on a server the key of its connection lock.
     pub path: PathBuf,
+    /// Where new connections come from.
+    place: Place,
     writer: Mutex<WriterSlot>,
     writer_returned: Condvar,
     readers: Mutex<Vec<Connection>>,
@@ -80,21 +83,32 @@ impl DatabaseShared {
     /// `lock_timeout` bounds every wait for other processes on the connection lock.
     pub fn open(
         name: &Utf16String,
-        path: PathBuf,
+        place: Place,
         lock_timeout: Duration,
     ) -> Result<DatabaseShared> {
-        let lock = ConnectionLock::for_database(&path);
+        let (path, lock) = match &place {
+            Place::File(path) => (path.clone(), ConnectionLock::for_database(path)),
+            Place::Postgres(server, id) => {
+                // A key no file path has (it holds a NUL byte).
+                let key = PathBuf::from(format!("\0{server:?}\0{id}"));
+                (key.clone(), ConnectionLock::within_process(&key))
+            }
+        };
         let owner = Owner::new();
         // No other process deletes the file while it is being opened.
         let _opening = lock.hold(owner, &name.to_string_lossy(), lock_timeout)?;
-        let conn = backend::sqlite::open(&path)?;
-        let file_id = file_id(&path);
+        let conn = place.connect()?;
+        let file_id = match &place {
+            Place::File(path) => file_id(path),
+            Place::Postgres(..) => None,
+        };
         let row = conn.initialize(name)?;
         let schema = Schema::load(&*conn, row.version)?;
         Ok(DatabaseShared {
             name: name.to_string_lossy(),
             name_units: name.clone(),
             path,
+            place,
             writer: Mutex::new(WriterSlot {
                 conn: Some(conn),
                 holder: None,
@@ -163,7 +177,7 @@ impl DatabaseShared {
             if let Some(conn) = lock(&self.readers).pop() {
                 return Ok((conn, ConnectionKind::Reader));
             }
-            let conn = backend::sqlite::open(&self.path)?;
+            let conn = self.place.connect()?;
             return Ok((conn, ConnectionKind::Reader));
         }
         let me = thread::current().id();

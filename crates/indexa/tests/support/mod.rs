@@ -1,0 +1,74 @@
+//! The backend the engine's tests run on: SQLite (a temporary directory) by default, or with
+//! `INDEXA_TEST_BACKEND=postgres` a fresh PostgreSQL database on the server at
+//! `INDEXA_TEST_PG_URL` (`scripts/pg-test-cluster.sh` starts one), dropped afterwards.
+//!
+//! Tests that call [`Factory::temporary`] or [`Factory::open_dir`] directly are SQLite-only,
+//! each saying why (a file, its damage, its locks or its fsyncs is what they test).
+
+use std::ops::Deref;
+use std::sync::atomic::{AtomicUsize, Ordering};
+
+use indexa::Factory;
+
+/// A factory on the backend under test; its PostgreSQL database is dropped with it.
+pub struct TestFactory {
+    factory: Option<Factory>,
+    /// The PostgreSQL server's URL and the test database's name.
+    postgres: Option<(String, String)>,
+}
+
+impl Deref for TestFactory {
+    type Target = Factory;
+    fn deref(&self) -> &Factory {
+        self.factory.as_ref().expect("set until dropped")
+    }
+}
+
+impl Drop for TestFactory {
+    fn drop(&mut self) {
+        self.factory.take();
+        if let Some((url, name)) = self.postgres.take() {
+            if let Ok(mut client) = postgres::Client::connect(&url, postgres::NoTls) {
+                let _ =
+                    client.batch_execute(&format!("DROP DATABASE IF EXISTS {name} WITH (FORCE)"));
+            }
+        }
+    }
+}
+
+/// True when the tests run on PostgreSQL.
+#[allow(dead_code)]
+pub fn on_postgres() -> bool {
+    std::env::var("INDEXA_TEST_BACKEND").is_ok_and(|b| b == "postgres")
+}
+
+/// A factory with no database in it, on the backend under test.
+pub fn factory() -> TestFactory {
+    if !on_postgres() {
+        return TestFactory {
+            factory: Some(Factory::temporary().unwrap()),
+            postgres: None,
+        };
+    }
+    static NEXT: AtomicUsize = AtomicUsize::new(0);
+    let url = std::env::var("INDEXA_TEST_PG_URL").expect(
+        "INDEXA_TEST_BACKEND=postgres needs INDEXA_TEST_PG_URL (scripts/pg-test-cluster.sh)",
+    );
+    let name = format!(
+        "indexa_test_{}_{}",
+        std::process::id(),
+        NEXT.fetch_add(1, Ordering::Relaxed)
+    );
+    let mut client =
+        postgres::Client::connect(&format!("{url}/postgres"), postgres::NoTls).unwrap();
+    client
+        .batch_execute(&format!("DROP DATABASE IF EXISTS {name} WITH (FORCE)"))
+        .unwrap();
+    client
+        .batch_execute(&format!("CREATE DATABASE {name}"))
+        .unwrap();
+    TestFactory {
+        factory: Some(Factory::open_url(&format!("{url}/{name}")).unwrap()),
+        postgres: Some((format!("{url}/postgres"), name)),
+    }
+}
