@@ -183,7 +183,7 @@ impl Server {
     /// lost (a server restart).
     fn with_catalog<R>(&self, f: impl Fn(&mut Client) -> Result<R>) -> Result<R> {
         let mut slot = self.catalog.lock().unwrap_or_else(|p| p.into_inner());
-        if slot.as_ref().is_none_or(Client::is_closed) {
+        if !slot.as_ref().is_some_and(|c| !c.is_closed()) {
             *slot = Some(self.connect()?);
         }
         let client = slot.as_mut().expect("connected above");
