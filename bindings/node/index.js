@@ -7,14 +7,36 @@
 // `indexedDB` keeps its databases in $INDEXA_DATA_DIR when set, else in a private temporary
 // directory removed at exit; `new IDBFactory({ dir })` picks a directory explicitly.
 
-const idb = require('./lib/idb.js');
+const { IDBFactory } = require('./lib/IDBFactory.js');
+const { IDBDatabase } = require('./lib/IDBDatabase.js');
+const { IDBTransaction } = require('./lib/IDBTransaction.js');
+const { IDBObjectStore } = require('./lib/IDBObjectStore.js');
+const { IDBIndex } = require('./lib/IDBIndex.js');
+const { IDBCursor, IDBCursorWithValue } = require('./lib/IDBCursor.js');
+const { IDBRequest, IDBOpenDBRequest } = require('./lib/IDBRequest.js');
+const { IDBVersionChangeEvent } = require('./lib/events.js');
+const { IDBKeyRange } = require('./lib/IDBKeyRange.js');
+const { IDBRecord } = require('./lib/IDBRecord.js');
+const { DOMStringList } = require('./lib/DOMStringList.js');
 
 let defaultFactory = null;
 
 module.exports = {
-  ...idb,
+  IDBFactory,
+  IDBDatabase,
+  IDBTransaction,
+  IDBObjectStore,
+  IDBIndex,
+  IDBCursor,
+  IDBCursorWithValue,
+  IDBRequest,
+  IDBOpenDBRequest,
+  IDBVersionChangeEvent,
+  IDBKeyRange,
+  IDBRecord,
+  DOMStringList,
   get indexedDB() {
-    if (defaultFactory === null) defaultFactory = new idb.IDBFactory();
+    if (defaultFactory === null) defaultFactory = new IDBFactory();
     return defaultFactory;
   },
 };

@@ -1,6 +1,7 @@
 'use strict';
 // The bridge to the native addon: one connection's calls to its engine thread, each with an
-// op id, and the batched replies that come back through a thread-safe function.
+// op id, and the batched replies that come back through a thread-safe function; and its
+// events from the engine (blocked, and versionchange from other factories or processes).
 
 const native = require('./native.js');
 const { rethrow } = require('./errors.js');
@@ -11,7 +12,26 @@ class Connection {
     this.held = [];
     this.nextId = 1;
     this.busy = 0;
-    this.native = new native.NativeConnection(factory, (replies) => this.onReplies(replies));
+    this.onEvent = null;
+    this.early = [];
+    this.native = new native.NativeConnection(
+      factory,
+      (replies) => this.onReplies(replies),
+      (kind, oldVersion, newVersion) => this.event(kind, oldVersion, newVersion),
+    );
+  }
+
+  /** Sends the engine's events to `handler(kind, oldVersion, newVersion)`, those so far first. */
+  listen(handler) {
+    this.onEvent = handler;
+    const early = this.early;
+    this.early = [];
+    for (const e of early) handler(...e);
+  }
+
+  event(kind, oldVersion, newVersion) {
+    if (this.onEvent === null) this.early.push([kind, oldVersion, newVersion]);
+    else this.onEvent(kind, oldVersion, newVersion);
   }
 
   /**

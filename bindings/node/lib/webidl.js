@@ -3,7 +3,8 @@
 // §3.7.7 "Operations"): attributes and operations are enumerable members of the interface
 // prototype object (static operations of the interface object); an operation's `length` is
 // its number of required arguments, and a call with fewer throws a TypeError before anything
-// else happens; the class string is the interface's name (`Symbol.toStringTag`).
+// else happens; the class string is the interface's name (`Symbol.toStringTag`). Also the
+// [EnforceRange] conversion of the interfaces' integer arguments.
 
 /**
  * Gives `cls` the WebIDL shape of the interface `name`. `operations` and `statics` map each
@@ -59,4 +60,15 @@ function operation(fn, required, where, brand, promise) {
   return wrapped;
 }
 
-module.exports = { defineInterface };
+/**
+ * WebIDL's [EnforceRange] conversion to an unsigned integer type whose largest value is `max`
+ * (§3.2.4 "Integer types"): a value that is not finite or out of range is a TypeError naming
+ * `what`; others are truncated.
+ */
+function enforceRangeUnsigned(value, max, what) {
+  const n = Number(value);
+  if (!Number.isFinite(n) || n < 0 || n > max) throw new TypeError(`${what} is out of range`);
+  return Math.trunc(n);
+}
+
+module.exports = { defineInterface, enforceRangeUnsigned };

@@ -29,7 +29,7 @@ use convert::{
     engine_error, js_to_value, key_to_js, named_error, required_key, stored_value,
     stored_value_to_js, value_to_js,
 };
-use worker::{Op, Payload, ReadKind, Reply};
+use worker::{Event, Events, Op, Payload, ReadKind, Reply};
 
 /// A key path as JavaScript gives it: a string or a list of strings.
 type JsKeyPath = Either<String, Vec<String>>;
@@ -163,11 +163,23 @@ impl NativeFactory {
     }
 
     /// Deletes database `name`; resolves to the version it had (0 when missing).
+    /// `on_blocked(oldVersion, null)` is called when the deletion waits for connections of
+    /// other factories or processes that stayed open after their `versionchange`.
     #[napi]
-    pub fn delete_database(&self, name: JsString) -> Result<AsyncTask<FactoryTask>> {
+    pub fn delete_database(
+        &self,
+        env: Env,
+        name: JsString,
+        on_blocked: JsFunction,
+    ) -> Result<AsyncTask<FactoryTask>> {
+        let mut blocked: ThreadsafeFunction<u64, ErrorStrategy::Fatal> = on_blocked
+            .create_threadsafe_function(0, |ctx: ThreadSafeCallContext<u64>| {
+                Ok(vec![ctx.env.create_double(ctx.value as f64)?])
+            })?;
+        blocked.unref(&env)?;
         Ok(AsyncTask::new(FactoryTask {
             factory: self.factory.clone(),
-            job: FactoryJob::Delete(js_name(name)?),
+            job: FactoryJob::Delete(js_name(name)?, blocked),
         }))
     }
 
@@ -184,7 +196,8 @@ impl NativeFactory {
 /// What a [`FactoryTask`] does.
 pub enum FactoryJob {
     Version(Utf16String),
-    Delete(Utf16String),
+    /// With where to report being blocked.
+    Delete(Utf16String, ThreadsafeFunction<u64, ErrorStrategy::Fatal>),
     List,
 }
 
@@ -210,9 +223,11 @@ impl Task for FactoryTask {
                 .factory
                 .version(name.clone())
                 .map(FactoryOutput::Version),
-            FactoryJob::Delete(name) => self
+            FactoryJob::Delete(name, blocked) => self
                 .factory
-                .delete_database(name.clone())
+                .delete_database_with(name.clone(), &mut |change| {
+                    blocked.call(change.old_version, ThreadsafeFunctionCallMode::NonBlocking);
+                })
                 .map(FactoryOutput::Version),
             FactoryJob::List => self.factory.databases_utf16().map(FactoryOutput::List),
         }
@@ -457,9 +472,18 @@ fn checked_value(
 
 #[napi]
 impl NativeConnection {
-    /// A connection of `factory`; `on_replies` receives every batch of replies.
+    /// A connection of `factory`; `on_replies` receives every batch of replies, and
+    /// `on_event(kind, oldVersion, newVersion)` the connection's `"blocked"` (its upgrade
+    /// waits for other factories' or processes' connections) and `"versionchange"` (another
+    /// factory or process asks to upgrade or delete the database; `newVersion` is `null` for
+    /// a deletion), each `versionchange` to be answered with [`NativeConnection::acknowledge`].
     #[napi(constructor)]
-    pub fn new(env: Env, factory: &NativeFactory, on_replies: JsFunction) -> Result<Self> {
+    pub fn new(
+        env: Env,
+        factory: &NativeFactory,
+        on_replies: JsFunction,
+        on_event: JsFunction,
+    ) -> Result<Self> {
         let mut replies: ThreadsafeFunction<Vec<Reply>, ErrorStrategy::Fatal> = on_replies
             .create_threadsafe_function(0, |ctx: ThreadSafeCallContext<Vec<Reply>>| {
                 Ok(vec![replies_to_js(&ctx.env, ctx.value)?])
@@ -467,10 +491,44 @@ impl NativeConnection {
         // Only outstanding work keeps the process alive: see `set_busy`.
         replies.unref(&env)?;
         let thread_replies = replies.clone();
-        let conn = worker::Connection::new(factory.factory.clone(), move |batch| {
-            thread_replies.call(batch, ThreadsafeFunctionCallMode::Blocking);
+        let mut on_event: ThreadsafeFunction<Event, ErrorStrategy::Fatal> = on_event
+            .create_threadsafe_function(0, |ctx: ThreadSafeCallContext<Event>| {
+                let (kind, change) = match ctx.value {
+                    Event::Blocked(c) => ("blocked", c),
+                    Event::VersionChange(c) => ("versionchange", c),
+                };
+                let new_version = match change.new_version {
+                    Some(v) => ctx.env.create_double(v as f64)?.into_unknown(),
+                    None => ctx.env.get_null()?.into_unknown(),
+                };
+                Ok(vec![
+                    ctx.env.create_string(kind)?.into_unknown(),
+                    ctx.env
+                        .create_double(change.old_version as f64)?
+                        .into_unknown(),
+                    new_version,
+                ])
+            })?;
+        // An open connection alone does not keep the process alive.
+        on_event.unref(&env)?;
+        let events = Events::new(move |event| {
+            on_event.call(event, ThreadsafeFunctionCallMode::NonBlocking);
         });
+        let conn = worker::Connection::new(
+            factory.factory.clone(),
+            move |batch| {
+                thread_replies.call(batch, ThreadsafeFunctionCallMode::Blocking);
+            },
+            events,
+        );
         Ok(NativeConnection { conn, replies })
+    }
+
+    /// The JavaScript layer has dispatched the oldest `versionchange` it got and not yet
+    /// acknowledged (and closed the connection if a handler asked to).
+    #[napi]
+    pub fn acknowledge(&self) {
+        self.conn.events().acknowledge();
     }
 
     /// Whether replies are outstanding: while they are, the process stays alive.

@@ -25,10 +25,11 @@
 
 use std::collections::{HashMap, VecDeque};
 use std::sync::{Arc, Condvar, Mutex, MutexGuard, OnceLock};
+use std::time::{Duration, Instant};
 
 use indexa::{
     Cursor, CursorDirection, Database, Durability, Error, Factory, Key, KeyPath, KeyRange, Query,
-    Record, Transaction, TransactionMode, Utf16String, Value,
+    Record, Transaction, TransactionMode, Utf16String, Value, VersionChange,
 };
 
 /// What a read request returns.
@@ -295,8 +296,88 @@ impl OpenCursor {
     }
 }
 
+/// An event for the JavaScript layer about a connection's database.
+pub enum Event {
+    /// The connection's own upgrade waits for connections of other factories or processes
+    /// that stayed open after their `versionchange` (the spec's `blocked`).
+    Blocked(VersionChange),
+    /// Another factory or process asks to upgrade or delete the database (`versionchange`);
+    /// the JavaScript layer answers with [`Events::acknowledge`] once it has dispatched it.
+    VersionChange(VersionChange),
+}
+
+/// How long the engine's call about a `versionchange` waits for the JavaScript layer to
+/// dispatch it (a thread that is busy or gone does not hold the requester up for longer).
+const DISPATCH_WITHIN: Duration = Duration::from_secs(1);
+
+/// A connection's events to the JavaScript layer and its acknowledgements of them.
+pub struct Events {
+    send: Box<dyn Fn(Event) + Send + Sync>,
+    state: Mutex<EventState>,
+    changed: Condvar,
+}
+
+#[derive(Default)]
+struct EventState {
+    /// `versionchange` events sent, and acknowledged.
+    sent: u64,
+    acknowledged: u64,
+    /// `Close` was placed, and has been run (the engine connection is closed).
+    closing: bool,
+    closed: bool,
+}
+
+impl Events {
+    pub fn new(send: impl Fn(Event) + Send + Sync + 'static) -> Arc<Events> {
+        Arc::new(Events {
+            send: Box::new(send),
+            state: Mutex::new(EventState::default()),
+            changed: Condvar::new(),
+        })
+    }
+
+    /// Sends a `versionchange` and waits (up to [`DISPATCH_WITHIN`]) until the JavaScript
+    /// layer dispatched it and, when a handler closed the connection, until it is closed:
+    /// the engine reports the requester blocked only by connections still open then.
+    fn version_change(&self, change: VersionChange) {
+        let n = {
+            let mut st = lock(&self.state);
+            if st.closing {
+                return;
+            }
+            st.sent += 1;
+            st.sent
+        };
+        (self.send)(Event::VersionChange(change));
+        let deadline = Instant::now() + DISPATCH_WITHIN;
+        let mut st = lock(&self.state);
+        while !(st.closed || st.acknowledged >= n && !st.closing) {
+            let Some(left) = deadline.checked_duration_since(Instant::now()) else {
+                return;
+            };
+            st = self
+                .changed
+                .wait_timeout(st, left)
+                .unwrap_or_else(|poisoned| poisoned.into_inner())
+                .0;
+        }
+    }
+
+    /// The JavaScript layer dispatched the oldest `versionchange` not yet acknowledged.
+    pub fn acknowledge(&self) {
+        lock(&self.state).acknowledged += 1;
+        self.changed.notify_all();
+    }
+
+    fn update(&self, f: impl FnOnce(&mut EventState)) {
+        f(&mut lock(&self.state));
+        self.changed.notify_all();
+    }
+}
+
 struct Worker {
     factory: Arc<Factory>,
+    events: Arc<Events>,
     db: Option<Database>,
     /// The version the connection opened at (`IDBDatabase.version`).
     version: u64,
@@ -690,7 +771,14 @@ impl Worker {
     }
 
     fn open(&mut self, tx: u32, name: Utf16String, version: u64) -> Result<Payload, Error> {
-        let (db, upgrade) = self.factory.begin_upgrade(name, version)?;
+        let events = self.events.clone();
+        let (db, upgrade) = self
+            .factory
+            .begin_upgrade_with(name, version, &mut |change| {
+                (events.send)(Event::Blocked(*change))
+            })?;
+        let events = self.events.clone();
+        db.on_version_change(move |change| events.version_change(*change));
         let (old_version, stores) = match upgrade {
             Some((t, old)) => {
                 let stores = schema_of(&t)?;
@@ -881,6 +969,7 @@ pub struct Connection {
     queue: Mutex<Queue>,
     worker: Mutex<Option<Worker>>,
     send: SendReplies,
+    events: Arc<Events>,
 }
 
 struct Queue {
@@ -896,6 +985,7 @@ impl Connection {
     pub fn new(
         factory: Arc<Factory>,
         send: impl Fn(Vec<Reply>) + Send + Sync + 'static,
+        events: Arc<Events>,
     ) -> Arc<Connection> {
         Arc::new(Connection {
             queue: Mutex::new(Queue {
@@ -905,6 +995,7 @@ impl Connection {
             }),
             worker: Mutex::new(Some(Worker {
                 factory,
+                events: events.clone(),
                 db: None,
                 version: 0,
                 txs: HashMap::new(),
@@ -912,7 +1003,13 @@ impl Connection {
                 cursors: HashMap::new(),
             })),
             send: Box::new(send),
+            events,
         })
+    }
+
+    /// Its events to the JavaScript layer.
+    pub fn events(&self) -> &Events {
+        &self.events
     }
 
     /// Places `op` after the ops placed before; `false` once the connection was closed.
@@ -923,6 +1020,7 @@ impl Connection {
         }
         if matches!(op, Op::Close) {
             q.closed = true;
+            self.events.update(|st| st.closing = true);
         }
         q.ops.push_back(op);
         if !q.scheduled {
@@ -965,6 +1063,7 @@ impl Connection {
                         db.close();
                     }
                 }
+                self.events.update(|st| st.closed = true);
             }
             if replies.len() >= REPLY_BATCH {
                 (self.send)(std::mem::take(&mut replies));

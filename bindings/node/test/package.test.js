@@ -77,6 +77,10 @@ test('the tarballs of pack.sh install and work with no Rust toolchain and no net
       { libc: undefined, ...platform.npmFields(platform.currentPlatform()) },
     );
     assert.deepEqual(manifest(`indexa-indexeddb-${version}.tgz`).optionalDependencies, { [platformPackage]: version });
+    // Both name the repository Cargo.toml names.
+    const repository = { type: 'git', url: 'git+https://github.com/indexa-db/indexa.git', directory: 'bindings/node' };
+    assert.deepEqual(manifest(`indexa-indexeddb-${version}.tgz`).repository, repository);
+    assert.deepEqual(platformManifest.repository, repository);
 
     const app = path.join(root, 'app');
     fs.mkdirSync(app);

@@ -13,8 +13,8 @@ const { freshFactory, done, open, finished } = require('./helpers');
 /**
  * Starts a child node process running `body` with `factory` over `dir`; `say(line)` writes
  * a line to the parent, `heard()` resolves with the parent's next line; the child exits when
- * `body` is done. Returns `{ next(), send(line), exit }`: `next()` resolves with the child's
- * next output line, `exit` with its exit code.
+ * `body` is done. Returns `{ next(), send(line), kill(signal), exit }`: `next()` resolves with
+ * the child's next output line, `exit` with its exit code (or the signal that ended it).
  */
 function child(dir, body) {
   const code = `
@@ -27,10 +27,11 @@ function child(dir, body) {
     (async () => { ${body} })().then(() => process.exit(0), (e) => { say('failed ' + e.name + ' ' + e.message); process.exit(1); });`;
   const proc = spawn(process.execPath, ['-e', code], { stdio: ['pipe', 'pipe', 'inherit'] });
   const out = readline.createInterface({ input: proc.stdout })[Symbol.asyncIterator]();
-  const exit = new Promise((resolve) => proc.on('exit', (c) => resolve(c)));
+  const exit = new Promise((resolve) => proc.on('exit', (c, signal) => resolve(signal || c)));
   return {
     next: async () => (await out.next()).value,
     send: (line) => proc.stdin.write(line + '\n'),
+    kill: (signal) => proc.kill(signal),
     exit,
   };
 }
@@ -210,4 +211,124 @@ test('an upgrade through another factory of this thread waits, with versionchang
   const now = await open(a, 'x');
   assert.deepEqual([now.version, [...now.transaction('p').objectStore('p').indexNames]], [2, []]);
   now.close();
+});
+
+// versionchange and blocked across processes (docs/format.md, "Connections across processes").
+
+/** A child holding database "x" at version 1 that reports its versionchange events. */
+const HOLDER = `${CHILD_HELPERS}
+  const db = await done(factory.open('x'));
+  db.onversionchange = (e) => say('versionchange ' + e.oldVersion + ' ' + e.newVersion);
+  say('open');
+  await heard();
+  db.close();
+  say('closed');
+  await heard();`;
+
+/** Opens "x" at version 2 through `factory`; `onBlocked(event)` runs on blocked. */
+function upgradeX(factory, events, onBlocked) {
+  const request = factory.open('x', 2);
+  request.onblocked = (e) => {
+    events.push(['blocked', e.oldVersion, e.newVersion]);
+    onBlocked();
+  };
+  request.onupgradeneeded = (e) => {
+    events.push(['upgradeneeded', e.oldVersion, e.newVersion]);
+    request.result.createObjectStore('new');
+  };
+  return done(request);
+}
+
+test('an upgrade tells a connection in another process (versionchange), is blocked, and goes on once it closes', async () => {
+  const { factory: setup, dir } = freshFactory();
+  await makeX(setup);
+  const a = child(dir, HOLDER);
+  assert.equal(await a.next(), 'open');
+  const events = [];
+  const db = await upgradeX(new IDBFactory({ dir, lockTimeout: 60000 }), events, () => a.send('close'));
+  assert.equal(await a.next(), 'versionchange 1 2');
+  assert.equal(await a.next(), 'closed');
+  assert.deepEqual(events, [['blocked', 1, 2], ['upgradeneeded', 1, 2]]);
+  assert.deepEqual([db.version, [...db.objectStoreNames]], [2, ['new', 'p', 's']]);
+  db.close();
+  a.send('exit');
+  assert.equal(await a.exit, 0);
+});
+
+test('a connection in another process closed by its versionchange handler does not block the upgrade', async () => {
+  const { factory: setup, dir } = freshFactory();
+  await makeX(setup);
+  const a = child(dir, `${CHILD_HELPERS}
+    const db = await done(factory.open('x'));
+    db.onversionchange = (e) => { db.close(); say('closed on versionchange ' + e.oldVersion + ' ' + e.newVersion); };
+    say('open');
+    await heard();`);
+  assert.equal(await a.next(), 'open');
+  const events = [];
+  const db = await upgradeX(new IDBFactory({ dir, lockTimeout: 60000 }), events, () => {});
+  assert.equal(await a.next(), 'closed on versionchange 1 2');
+  assert.deepEqual(events, [['upgradeneeded', 1, 2]]);
+  assert.equal(db.version, 2);
+  db.close();
+  a.send('exit');
+  assert.equal(await a.exit, 0);
+});
+
+test('an upgrade blocked by a process that never closes fails after lockTimeout; that connection keeps version 1', async () => {
+  const { factory: setup, dir } = freshFactory();
+  await makeX(setup);
+  const a = child(dir, `${CHILD_HELPERS}
+    const db = await done(factory.open('x'));
+    db.onversionchange = (e) => say('versionchange ' + e.oldVersion + ' ' + e.newVersion);
+    say('open');
+    await heard();
+    say(JSON.stringify([db.version, await done(db.transaction('s').objectStore('s').get(1))]));
+    await heard();`);
+  assert.equal(await a.next(), 'open');
+  const events = [];
+  await assert.rejects(upgradeX(new IDBFactory({ dir, lockTimeout: 500 }), events, () => {}), {
+    name: 'InvalidStateError',
+    message: 'database "x" is open in another process; close it there first (waited 500 ms)',
+  });
+  assert.equal(await a.next(), 'versionchange 1 2');
+  assert.deepEqual(events, [['blocked', 1, 2]]);
+  a.send('read');
+  assert.equal(await a.next(), '[1,"a"]');
+  assert.deepEqual(await setup.databases(), [{ name: 'x', version: 1 }]);
+  a.send('exit');
+  assert.equal(await a.exit, 0);
+});
+
+test('a process killed with SIGKILL while it blocks an upgrade releases the database', async () => {
+  const { factory: setup, dir } = freshFactory();
+  await makeX(setup);
+  const a = child(dir, HOLDER);
+  assert.equal(await a.next(), 'open');
+  const events = [];
+  const db = await upgradeX(new IDBFactory({ dir, lockTimeout: 60000 }), events, () => a.kill('SIGKILL'));
+  assert.equal(await a.exit, 'SIGKILL');
+  assert.deepEqual(events, [['blocked', 1, 2], ['upgradeneeded', 1, 2]]);
+  assert.equal(db.version, 2);
+  db.close();
+});
+
+test('deleteDatabase tells a connection in another process (versionchange with newVersion null) and is blocked until it closes', async () => {
+  const { factory: setup, dir } = freshFactory();
+  await makeX(setup);
+  const a = child(dir, HOLDER);
+  assert.equal(await a.next(), 'open');
+  const request = new IDBFactory({ dir, lockTimeout: 60000 }).deleteDatabase('x');
+  const events = [];
+  request.onblocked = (e) => {
+    events.push(['blocked', e.oldVersion, e.newVersion]);
+    a.send('close');
+  };
+  request.onsuccess = (e) => events.push(['success', e.oldVersion, e.newVersion]);
+  await done(request);
+  assert.equal(await a.next(), 'versionchange 1 null');
+  assert.equal(await a.next(), 'closed');
+  assert.deepEqual(events, [['blocked', 1, null], ['success', 1, null]]);
+  assert.deepEqual(await setup.databases(), []);
+  a.send('exit');
+  assert.equal(await a.exit, 0);
 });

@@ -1,8 +1,9 @@
 'use strict';
 // worker_threads: the addon is context-aware, so the package loads in several threads of one
-// process; their connections to one database serialise readwrite transactions as connections
-// from different tabs do; and a thread that exits or is terminated while its transactions run
-// neither crashes the process nor leaves part of a transaction behind.
+// process; their connections to one database serialise readwrite transactions and get each
+// other's versionchange and blocked as connections from different tabs do; and a thread that
+// exits or is terminated while its transactions run neither crashes the process nor leaves
+// part of a transaction behind.
 const test = require('node:test');
 const assert = require('node:assert/strict');
 const { spawnSync } = require('node:child_process');
@@ -15,36 +16,31 @@ const { open, done } = require('./helpers.js');
 
 const pkg = path.join(__dirname, '..');
 
-// Increments the counter `n` in `each` readwrite transactions (read, then write the read value
-// plus one), then reports the database's object store names and how many transactions it
-// began again. A transaction that another thread's writer connection makes fail with
-// UnknownError "database is locked" is begun again (a known gap: README, "Not there"); any
-// other abort is reported and ends the thread.
+// Opens "shared" at version 1 (creating it with object store "counter" when it is new), then
+// increments the counter \`n\` in \`each\` readwrite transactions (read, then write the read value
+// plus one), and reports the database's object store names; an error or abort is reported
+// and ends the thread.
 const incrementer = `
 const { parentPort, workerData: { pkg, dir, each } } = require('node:worker_threads');
 const { IDBFactory } = require(pkg);
 const request = new IDBFactory({ dir }).open('shared', 1);
+request.onupgradeneeded = () => request.result.createObjectStore('counter');
 request.onerror = () => parentPort.postMessage(['open', request.error.name, request.error.message]);
 request.onsuccess = () => {
   const db = request.result;
   let done = 0;
-  let again = 0;
   const step = () => {
     const tx = db.transaction('counter', 'readwrite');
     const store = tx.objectStore('counter');
     const get = store.get('n');
     get.onsuccess = () => store.put((get.result || 0) + 1, 'n');
     tx.onabort = () => {
-      if (tx.error && tx.error.name === 'UnknownError' && /database is locked/.test(tx.error.message)) {
-        again++;
-        return step();
-      }
       parentPort.postMessage(['abort', tx.error && tx.error.name, tx.error && tx.error.message]);
       db.close();
     };
     tx.oncomplete = () => {
       if (++done < each) return step();
-      parentPort.postMessage([[...db.objectStoreNames], again]);
+      parentPort.postMessage([...db.objectStoreNames]);
       db.close();
     };
   };
@@ -52,15 +48,11 @@ request.onsuccess = () => {
 };
 `;
 
-test('the package loads in several worker threads; their readwrite transactions are serialised', async () => {
+test('the package loads in several worker threads; they create one database at once and their readwrite transactions are serialised', async () => {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'indexa-node-workers-'));
   try {
     const threads = 4;
     const each = 50;
-    // The database exists before the threads start (several threads creating it at once is
-    // a known gap: README, "Not there"); they race for its readwrite transactions.
-    const created = await open(new IDBFactory({ dir }), 'shared', 1, (d) => d.createObjectStore('counter'));
-    created.close();
     const results = await Promise.all(Array.from({ length: threads }, () => new Promise((resolve, reject) => {
       const worker = new Worker(incrementer, { eval: true, workerData: { pkg, dir, each } });
       let names = null;
@@ -68,11 +60,108 @@ test('the package loads in several worker threads; their readwrite transactions 
       worker.on('error', reject);
       worker.on('exit', (code) => (code === 0 ? resolve(names) : reject(new Error(`worker exit ${code}`))));
     })));
-    assert.deepEqual(results.map((r) => r[0]), Array(threads).fill(['counter']));
+    assert.deepEqual(results, Array(threads).fill(['counter']));
     const db = await open(new IDBFactory({ dir }), 'shared', 1);
     const total = await done(db.transaction('counter').objectStore('counter').get('n'));
     db.close();
     assert.equal(total, threads * each);
+  } finally {
+    fs.rmSync(dir, { recursive: true, force: true });
+  }
+});
+
+// A worker thread holding database "x" at version 1: it reports its versionchange events, and
+// closes the connection when told to (\`close\`) or on versionchange (\`closeOnVersionChange\`).
+const holder = `
+const { parentPort, workerData: { pkg, dir, closeOnVersionChange } } = require('node:worker_threads');
+const { IDBFactory } = require(pkg);
+const request = new IDBFactory({ dir }).open('x', 1);
+request.onupgradeneeded = () => request.result.createObjectStore('s');
+request.onsuccess = () => {
+  const db = request.result;
+  db.onversionchange = (e) => {
+    if (closeOnVersionChange) db.close();
+    parentPort.postMessage(['versionchange', e.oldVersion, e.newVersion]);
+  };
+  parentPort.on('message', (m) => {
+    if (m === 'close') db.close();
+    parentPort.postMessage(m === 'close' ? ['closed'] : ['version', db.version]);
+    if (m === 'close') parentPort.close();
+  });
+  parentPort.postMessage(['open']);
+};
+`;
+
+/** Starts the holder thread; resolves once its connection is open. */
+async function startHolder(dir, closeOnVersionChange = false) {
+  const worker = new Worker(holder, { eval: true, workerData: { pkg, dir, closeOnVersionChange } });
+  const messages = [];
+  let wake = null;
+  worker.on('message', (m) => { messages.push(m); if (wake) wake(); });
+  const next = async () => {
+    while (messages.length === 0) await new Promise((resolve) => { wake = resolve; });
+    return messages.shift();
+  };
+  assert.deepEqual(await next(), ['open']);
+  return { worker, next };
+}
+
+/** Opens "x" at version 2 in this thread, recording blocked and upgradeneeded. */
+function upgradeX(factory, events, onBlocked) {
+  const request = factory.open('x', 2);
+  request.onblocked = (e) => {
+    events.push(['blocked', e.oldVersion, e.newVersion]);
+    onBlocked();
+  };
+  request.onupgradeneeded = (e) => events.push(['upgradeneeded', e.oldVersion, e.newVersion]);
+  return done(request);
+}
+
+test('an upgrade in one thread tells a connection of another thread (versionchange), is blocked, and goes on once it closes', async () => {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'indexa-node-workers-'));
+  try {
+    const h = await startHolder(dir);
+    const events = [];
+    const db = await upgradeX(new IDBFactory({ dir, lockTimeout: 60000 }), events, () => h.worker.postMessage('close'));
+    assert.deepEqual(await h.next(), ['versionchange', 1, 2]);
+    assert.deepEqual(await h.next(), ['closed']);
+    assert.deepEqual(events, [['blocked', 1, 2], ['upgradeneeded', 1, 2]]);
+    assert.equal(db.version, 2);
+    db.close();
+  } finally {
+    fs.rmSync(dir, { recursive: true, force: true });
+  }
+});
+
+test('a connection of another thread closed by its versionchange handler does not block the upgrade', async () => {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'indexa-node-workers-'));
+  try {
+    const h = await startHolder(dir, true);
+    const events = [];
+    const db = await upgradeX(new IDBFactory({ dir, lockTimeout: 60000 }), events, () => {});
+    assert.deepEqual(await h.next(), ['versionchange', 1, 2]);
+    assert.deepEqual(events, [['upgradeneeded', 1, 2]]);
+    db.close();
+    await h.worker.terminate();
+  } finally {
+    fs.rmSync(dir, { recursive: true, force: true });
+  }
+});
+
+test('an upgrade blocked by another thread that never closes fails after lockTimeout; that connection keeps version 1', async () => {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'indexa-node-workers-'));
+  try {
+    const h = await startHolder(dir);
+    const events = [];
+    await assert.rejects(upgradeX(new IDBFactory({ dir, lockTimeout: 500 }), events, () => {}), {
+      name: 'InvalidStateError',
+      message: 'database "x" is open through another factory of this process; close it there first (waited 500 ms)',
+    });
+    assert.deepEqual(await h.next(), ['versionchange', 1, 2]);
+    assert.deepEqual(events, [['blocked', 1, 2]]);
+    h.worker.postMessage('version');
+    assert.deepEqual(await h.next(), ['version', 1]);
+    await h.worker.terminate();
   } finally {
     fs.rmSync(dir, { recursive: true, force: true });
   }

@@ -16,6 +16,15 @@
 //! database file is opened for locking once per process, through a process-wide registry
 //! keyed by path. On other platforms there is no lock between processes (the file lock always
 //! succeeds); the owners within a process are counted everywhere.
+//!
+//! A deletion or an upgrade that has to wait announces itself in the database's notice file
+//! (`version_change`) and holds a request byte meanwhile, so new connections elsewhere wait
+//! behind it. Each process with the database open runs a watcher thread that reads the notice
+//! file every few milliseconds and calls the listeners of its connections; it acknowledges a
+//! notice by moving its shared lock from the pending byte of that notice's serial to the one
+//! of the next, so the requester knows when every process was told and reports being blocked
+//! only by connections still open then. The bytes and the file are described in
+//! `docs/format.md` ("Connections across processes").
 
 use std::collections::HashMap;
 use std::fs::{File, OpenOptions};
@@ -25,9 +34,23 @@ use std::sync::{Arc, Mutex, MutexGuard, OnceLock, Weak};
 use std::time::{Duration, Instant};
 
 use crate::error::{Error, Result};
+use crate::version_change::{notice_path, read_notice, write_notice, Notice, VersionChange};
 
 /// How long an attempt sleeps before trying again while another process holds the lock.
 const RETRY_EVERY: Duration = Duration::from_millis(10);
+
+/// How often the watcher reads the notice files of the databases this process has open.
+const WATCH_EVERY: Duration = Duration::from_millis(5);
+
+/// How long a deletion or an upgrade waits for every process to acknowledge its notice
+/// before it reports being blocked anyway (a process may be too busy to answer).
+const ACKNOWLEDGE_WITHIN: Duration = Duration::from_secs(1);
+
+/// What a deletion or an upgrade announces, and what it calls when blocked.
+type Request<'a> = (VersionChange, &'a mut dyn FnMut(&VersionChange));
+
+/// A connection's versionchange listener.
+pub(crate) type Listener = Arc<dyn Fn(&VersionChange) + Send + Sync>;
 
 /// The lock on one database file, shared by every connection of this process.
 pub(crate) struct ConnectionLock {
@@ -49,6 +72,14 @@ struct LockState {
     exclusive: usize,
     /// Whose they are (one owner at a time).
     exclusive_owner: Option<Owner>,
+    /// The notice file, read by the watcher while the process has holds.
+    notice: Option<File>,
+    /// The serial of the last notice delivered to this process's connections.
+    acknowledged: u64,
+    /// The owner of this process whose deletion or upgrade has announced itself and waits.
+    requesting: Option<Owner>,
+    /// The versionchange listeners of the open connections, by id.
+    listeners: Vec<(u64, Owner, Listener)>,
 }
 
 /// Who takes a lock within the process: one factory's state of one database (the
@@ -88,8 +119,23 @@ fn registry() -> &'static Mutex<HashMap<PathBuf, Weak<ConnectionLock>>> {
 /// The byte of the database file the lock is on: apart from SQLite's lock bytes (the 512
 /// from 1 GiB on). Record locks are advisory and need no data at their offset, so the
 /// database's size does not matter.
-#[cfg(target_os = "linux")]
-const LOCK_BYTE: libc::off_t = 0x7000_0000;
+const LOCK_BYTE: i64 = 0x7000_0000;
+
+/// The two bytes a process holds a shared lock on while it has not yet delivered the next
+/// notice to its connections: the one for an odd serial and the one for an even serial.
+const PENDING_BYTES: [i64; 2] = [LOCK_BYTE + 1, LOCK_BYTE + 2];
+
+/// Locked exclusively while a notice is written.
+const NOTICE_BYTE: i64 = LOCK_BYTE + 3;
+
+/// Locked exclusively by a deletion or an upgrade from its notice until it ends; new
+/// connections of other processes wait meanwhile.
+const REQUEST_BYTE: i64 = LOCK_BYTE + 4;
+
+/// The byte of [`PENDING_BYTES`] for notice `serial`.
+fn pending_byte(serial: u64) -> i64 {
+    PENDING_BYTES[(serial % 2) as usize]
+}
 
 /// A shared lock held for one connection or transaction; dropping it releases it.
 pub(crate) struct Hold(Arc<ConnectionLock>, Owner);
@@ -133,10 +179,28 @@ impl ConnectionLock {
                 holds_by: HashMap::new(),
                 exclusive: 0,
                 exclusive_owner: None,
+                notice: None,
+                acknowledged: 0,
+                requesting: None,
+                listeners: Vec::new(),
             }),
         });
         registry.insert(path, Arc::downgrade(&new));
         new
+    }
+
+    /// Registers `listener` for a connection of `owner`; returns its id for
+    /// [`ConnectionLock::remove_listener`].
+    pub fn add_listener(&self, owner: Owner, listener: Listener) -> u64 {
+        static NEXT: AtomicUsize = AtomicUsize::new(1);
+        let id = NEXT.fetch_add(1, Ordering::Relaxed) as u64;
+        lock(&self.state).listeners.push((id, owner, listener));
+        id
+    }
+
+    /// Removes the listener `id`.
+    pub fn remove_listener(&self, id: u64) {
+        lock(&self.state).listeners.retain(|(i, _, _)| *i != id);
     }
 
     /// Takes a shared hold for a connection or transaction of `owner`, waiting up to
@@ -146,7 +210,7 @@ impl ConnectionLock {
     /// [`Error::InvalidState`] when the wait timed out; [`Error::Unknown`] when the file
     /// cannot be opened or locked.
     pub fn hold(self: &Arc<Self>, owner: Owner, name: &str, timeout: Duration) -> Result<Hold> {
-        self.acquire(Kind::Shared, owner, timeout, |by| {
+        self.acquire(Kind::Shared, owner, timeout, None, |by| {
             Error::InvalidState(format!(
                 "database {name:?} is being deleted or upgraded {} (waited {} ms)",
                 match by {
@@ -162,6 +226,14 @@ impl ConnectionLock {
     /// Takes the exclusive lock for a deletion or an upgrade by `owner`, waiting up to
     /// `timeout` until no other process or owner has a connection to the database.
     ///
+    /// When it has to wait, it announces `change` in the notice file, so every other
+    /// process and owner delivers it to its connections' listeners; once they all have (or
+    /// after [`ACKNOWLEDGE_WITHIN`]) and the database is still open elsewhere, it calls
+    /// `blocked` once and keeps waiting. New connections of other owners and processes wait
+    /// until it ends. It announces nothing while another owner's or process's deletion or
+    /// upgrade runs or waits: once that has ended it returns `Ok(None)`, for the caller to
+    /// read the version that deletion or upgrade left and call again.
+    ///
     /// # Errors
     /// [`Error::InvalidState`] when another process or owner still had the database open
     /// after `timeout`; [`Error::Unknown`] when the file cannot be opened or locked.
@@ -170,18 +242,26 @@ impl ConnectionLock {
         owner: Owner,
         name: &str,
         timeout: Duration,
-    ) -> Result<Exclusive> {
-        self.acquire(Kind::Exclusive, owner, timeout, |by| {
-            Error::InvalidState(format!(
-                "database {name:?} is open {}; close it there first (waited {} ms)",
-                match by {
-                    Blocker::AnotherProcess => "in another process",
-                    Blocker::AnotherOwner => "through another factory of this process",
-                },
-                timeout.as_millis()
-            ))
-        })?;
-        Ok(Exclusive(self.clone()))
+        change: VersionChange,
+        blocked: &mut dyn FnMut(&VersionChange),
+    ) -> Result<Option<Exclusive>> {
+        let taken = self.acquire(
+            Kind::Exclusive,
+            owner,
+            timeout,
+            Some((change, blocked)),
+            |by| {
+                Error::InvalidState(format!(
+                    "database {name:?} is open {}; close it there first (waited {} ms)",
+                    match by {
+                        Blocker::AnotherProcess => "in another process",
+                        Blocker::AnotherOwner => "through another factory of this process",
+                    },
+                    timeout.as_millis()
+                ))
+            },
+        )?;
+        Ok(taken.then(|| Exclusive(self.clone())))
     }
 
     fn acquire(
@@ -189,58 +269,260 @@ impl ConnectionLock {
         want: Kind,
         owner: Owner,
         timeout: Duration,
+        mut request: Option<Request<'_>>,
         timed_out: impl Fn(Blocker) -> Error,
-    ) -> Result<()> {
+    ) -> Result<bool> {
         let deadline = Instant::now() + timeout;
-        loop {
+        // Whether a deletion or an upgrade of another owner or process ran (or was
+        // announced) while this one waited: it may have changed the version.
+        let mut waited_for_another = false;
+        // This attempt's notice's serial and when it was announced; whether `blocked` was
+        // called.
+        let mut announced: Option<(u64, Instant)> = None;
+        let mut reported = false;
+        let outcome = loop {
             let mut st = lock(&self.state);
-            let blocker = if st.exclusive > 0 && st.exclusive_owner != Some(owner)
-                || want == Kind::Exclusive && st.holds_by.iter().any(|(o, n)| *o != owner && *n > 0)
-            {
-                Blocker::AnotherOwner
-            } else if st.exclusive > 0 || (want == Kind::Shared && st.holds > 0) {
-                // Already held strongly enough by this process.
-                Self::count(&mut st, want, owner);
-                return Ok(());
-            } else {
-                let unlocked = st.holds == 0;
-                if unlocked {
-                    self.open_current(&mut st)?;
-                }
-                let locked = match &st.file {
-                    Some(file) => set_lock(file, want).map_err(|e| self.io_error(e))?,
-                    // Nothing to lock where the file can neither be opened nor created
-                    // (SQLite then reports why), so nothing to wait for.
-                    None => true,
-                };
-                if locked {
-                    // A lock taken on a file another process deleted meanwhile guards
-                    // nothing: start again on the file now at the path.
-                    if unlocked && st.file.as_ref().is_some_and(|f| !self.is_current(f)) {
-                        st.file = None;
-                        continue;
+            // Whether every connection elsewhere has been told, checked before trying: a
+            // connection closed by its listener has let go by the time it acknowledges.
+            let told = announced.map(|(serial, at)| {
+                self.acknowledged(&st, owner, serial) || at.elapsed() >= ACKNOWLEDGE_WITHIN
+            });
+            match self.attempt(&mut st, want, owner) {
+                Ok(None) => break Ok(true),
+                Err(e) => break Err(e),
+                Ok(Some((blocker, another_request))) => {
+                    if let Some((change, blocked)) = request.as_mut() {
+                        if another_request && announced.is_none() {
+                            waited_for_another = true;
+                        } else if announced.is_none() && waited_for_another {
+                            break Ok(false);
+                        } else if announced.is_none() {
+                            match self.announce(&mut st, owner, *change) {
+                                Ok(serial) => announced = serial.map(|s| (s, Instant::now())),
+                                Err(e) => break Err(e),
+                            }
+                        } else if told == Some(true) && !reported {
+                            reported = true;
+                            drop(st);
+                            blocked(change);
+                        }
                     }
-                    Self::count(&mut st, want, owner);
-                    return Ok(());
+                    if Instant::now() >= deadline {
+                        break Err(timed_out(blocker));
+                    }
                 }
-                Blocker::AnotherProcess
-            };
-            drop(st);
-            if Instant::now() >= deadline {
-                return Err(timed_out(blocker));
             }
             std::thread::sleep(RETRY_EVERY);
+        };
+        if announced.is_some() {
+            let mut st = lock(&self.state);
+            st.requesting = None;
+            if let Some(file) = &st.file {
+                // Unlocking never conflicts.
+                let _ = set_lock(file, Kind::None, REQUEST_BYTE);
+            }
+        }
+        outcome
+    }
+
+    /// One try at taking the lock: `Ok(None)` when taken, else what it waits for, and
+    /// whether that is a deletion or an upgrade (running or announced) rather than
+    /// connections.
+    fn attempt(
+        &self,
+        st: &mut LockState,
+        want: Kind,
+        owner: Owner,
+    ) -> Result<Option<(Blocker, bool)>> {
+        let own_exclusive = st.exclusive > 0 && st.exclusive_owner == Some(owner);
+        // A new connection of an owner that has none waits for a deletion or an upgrade that
+        // announced itself, as an open waits behind one in the spec's connection queue.
+        let newcomer = want == Kind::Shared && !own_exclusive && !st.holds_by.contains_key(&owner);
+        if st.exclusive > 0 && !own_exclusive
+            || st.requesting.is_some_and(|o| o != owner) && (newcomer || want == Kind::Exclusive)
+        {
+            return Ok(Some((Blocker::AnotherOwner, true)));
+        }
+        if want == Kind::Exclusive && st.holds_by.iter().any(|(o, n)| *o != owner && *n > 0) {
+            return Ok(Some((Blocker::AnotherOwner, false)));
+        }
+        let unlocked = st.holds == 0 && st.exclusive == 0;
+        if unlocked {
+            self.open_current(st)?;
+        }
+        if newcomer && st.requesting.is_none() {
+            if let Some(file) = &st.file {
+                if conflicts(file, REQUEST_BYTE, Kind::Exclusive).map_err(|e| self.io_error(e))? {
+                    return Ok(Some((Blocker::AnotherProcess, true)));
+                }
+            }
+        }
+        if st.exclusive > 0 || (want == Kind::Shared && st.holds > 0) {
+            // Already held strongly enough by this process.
+            return self.count(st, want, owner).map(|()| None);
+        }
+        let locked = match &st.file {
+            Some(file) => set_lock(file, want, LOCK_BYTE).map_err(|e| self.io_error(e))?,
+            // Nothing to lock where the file can neither be opened nor created (SQLite then
+            // reports why), so nothing to wait for.
+            None => true,
+        };
+        if !locked {
+            let another_request = match &st.file {
+                Some(file) => {
+                    conflicts(file, LOCK_BYTE, Kind::Shared).map_err(|e| self.io_error(e))?
+                        || conflicts(file, REQUEST_BYTE, Kind::Exclusive)
+                            .map_err(|e| self.io_error(e))?
+                }
+                None => false,
+            };
+            return Ok(Some((Blocker::AnotherProcess, another_request)));
+        }
+        // A lock taken on a file another process deleted meanwhile guards nothing: start
+        // again on the file now at the path.
+        if unlocked && st.file.as_ref().is_some_and(|f| !self.is_current(f)) {
+            st.file = None;
+            return self.attempt(st, want, owner);
+        }
+        self.count(st, want, owner).map(|()| None)
+    }
+
+    /// Announces a deletion or an upgrade by `owner` in the notice file and returns the
+    /// notice's serial; `None` (nothing announced, to be tried again) while another owner or
+    /// process has a request of its own announced.
+    fn announce(
+        &self,
+        st: &mut LockState,
+        owner: Owner,
+        change: VersionChange,
+    ) -> Result<Option<u64>> {
+        let Some(file) = &st.file else {
+            return Ok(None);
+        };
+        if st.requesting.is_some()
+            || !set_lock(file, Kind::Exclusive, REQUEST_BYTE).map_err(|e| self.io_error(e))?
+        {
+            return Ok(None);
+        }
+        let written = (|| {
+            set_lock_waiting(file, NOTICE_BYTE)?;
+            let result = (|| {
+                let notice_file = open_notice(&self.path, true)?;
+                let serial = read_notice(&notice_file).map_or(0, |n| n.serial) + 1;
+                write_notice(
+                    &notice_file,
+                    &Notice {
+                        serial,
+                        pid: u64::from(std::process::id()),
+                        owner: owner.0 as u64,
+                        change,
+                    },
+                )?;
+                Ok(serial)
+            })();
+            let _ = set_lock(file, Kind::None, NOTICE_BYTE);
+            result
+        })();
+        match written {
+            Ok(serial) => {
+                st.requesting = Some(owner);
+                Ok(Some(serial))
+            }
+            Err(e) => {
+                let _ = set_lock(file, Kind::None, REQUEST_BYTE);
+                Err(self.io_error(e))
+            }
         }
     }
 
-    fn count(st: &mut LockState, want: Kind, owner: Owner) {
+    /// Whether every connection `owner` waits for has been given notice `serial`: this
+    /// process's watcher delivered it (or no other owner has a connection here), and no
+    /// other process still holds the pending byte of its serial.
+    fn acknowledged(&self, st: &LockState, owner: Owner, serial: u64) -> bool {
+        let others_here = st.holds_by.iter().any(|(o, n)| *o != owner && *n > 0);
+        if others_here && st.acknowledged < serial {
+            return false;
+        }
+        match &st.file {
+            Some(file) => !conflicts(file, pending_byte(serial), Kind::Exclusive).unwrap_or(true),
+            None => true,
+        }
+    }
+
+    /// Starts watching the notice file once the process has its first hold: the notices so
+    /// far count as delivered, and the pending byte of the next one is locked.
+    fn start_watching(&self, st: &mut LockState) -> std::io::Result<()> {
+        st.notice = open_notice(&self.path, false).ok();
+        st.acknowledged = st
+            .notice
+            .as_ref()
+            .and_then(read_notice)
+            .map_or(0, |n| n.serial);
+        if let Some(file) = &st.file {
+            set_lock(file, Kind::Shared, pending_byte(st.acknowledged + 1))?;
+        }
+        watcher();
+        Ok(())
+    }
+
+    /// Records that notice `serial` was delivered: the pending lock moves to the next one.
+    fn acknowledge(&self, st: &mut LockState, serial: u64) {
+        st.acknowledged = serial;
+        if let Some(file) = &st.file {
+            // Taking a shared lock on a byte no process locks exclusively never conflicts.
+            let _ = set_lock(file, Kind::Shared, pending_byte(serial + 1));
+            let _ = set_lock(file, Kind::None, pending_byte(serial));
+        }
+    }
+
+    /// Delivers a new notice to this process's connections (except those of the owner that
+    /// made it) and acknowledges it. Called by the watcher.
+    fn deliver_notice(&self) {
+        let (notice, listeners) = {
+            let mut st = lock(&self.state);
+            if st.holds == 0 {
+                return;
+            }
+            if st.notice.is_none() {
+                st.notice = open_notice(&self.path, false).ok();
+            }
+            let Some(notice) = st.notice.as_ref().and_then(read_notice) else {
+                return;
+            };
+            if notice.serial == st.acknowledged {
+                return;
+            }
+            let here = notice.pid == u64::from(std::process::id());
+            let listeners: Vec<Listener> = st
+                .listeners
+                .iter()
+                .filter(|(_, o, _)| !(here && o.0 as u64 == notice.owner))
+                .map(|(_, _, l)| l.clone())
+                .collect();
+            (notice, listeners)
+        };
+        for listener in listeners {
+            listener(&notice.change);
+        }
+        let mut st = lock(&self.state);
+        if st.holds > 0 && st.acknowledged != notice.serial {
+            self.acknowledge(&mut st, notice.serial);
+        }
+    }
+
+    /// Counts a lock taken; the process's first hold starts watching the notice file.
+    fn count(&self, st: &mut LockState, want: Kind, owner: Owner) -> Result<()> {
         if want == Kind::Shared {
+            if st.holds == 0 {
+                self.start_watching(st).map_err(|e| self.io_error(e))?;
+            }
             st.holds += 1;
             *st.holds_by.entry(owner).or_insert(0) += 1;
         } else {
             st.exclusive += 1;
             st.exclusive_owner = Some(owner);
         }
+        Ok(())
     }
 
     /// Opens the file at the path (creating it empty, which SQLite reads as a new database)
@@ -303,7 +585,15 @@ impl ConnectionLock {
             if let Some(file) = &st.file {
                 // Going down never conflicts; a failure leaves a stronger lock, which the
                 // process's exit releases.
-                let _ = set_lock(file, kind);
+                let _ = set_lock(file, kind, LOCK_BYTE);
+            }
+        }
+        if st.holds == 0 {
+            st.notice = None;
+            if let Some(file) = &st.file {
+                for byte in PENDING_BYTES {
+                    let _ = set_lock(file, Kind::None, byte);
+                }
             }
         }
     }
@@ -346,11 +636,46 @@ impl Drop for Exclusive {
     }
 }
 
-/// Sets this process's lock on `file` without waiting: `Ok(false)` when another process's
-/// lock conflicts.
+/// Opens the notice file of database file `database` (not following links), creating it
+/// when `create`.
+fn open_notice(database: &Path, create: bool) -> std::io::Result<File> {
+    let mut options = OpenOptions::new();
+    options
+        .read(true)
+        .write(true)
+        .create(create)
+        .truncate(false);
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::OpenOptionsExt;
+        options.custom_flags(libc::O_NOFOLLOW);
+    }
+    options.open(notice_path(database))
+}
+
+/// The watcher thread of this process, started once: every [`WATCH_EVERY`] it delivers new
+/// notices of the databases the process has open.
+fn watcher() {
+    static STARTED: OnceLock<()> = OnceLock::new();
+    STARTED.get_or_init(|| {
+        std::thread::Builder::new()
+            .name("indexa-versionchange".into())
+            .spawn(|| loop {
+                std::thread::sleep(WATCH_EVERY);
+                let locks: Vec<Arc<ConnectionLock>> = lock(registry())
+                    .values()
+                    .filter_map(Weak::upgrade)
+                    .collect();
+                for l in locks {
+                    l.deliver_notice();
+                }
+            })
+            .expect("cannot start the versionchange watcher thread");
+    });
+}
+
 #[cfg(target_os = "linux")]
-fn set_lock(file: &File, kind: Kind) -> std::io::Result<bool> {
-    use std::os::fd::AsRawFd;
+fn flock_for(kind: Kind, byte: i64) -> libc::flock {
     let l_type = match kind {
         Kind::Shared => libc::F_RDLCK,
         Kind::Exclusive => libc::F_WRLCK,
@@ -360,8 +685,17 @@ fn set_lock(file: &File, kind: Kind) -> std::io::Result<bool> {
     let mut request: libc::flock = unsafe { std::mem::zeroed() };
     request.l_type = l_type as libc::c_short;
     request.l_whence = libc::SEEK_SET as libc::c_short;
-    request.l_start = LOCK_BYTE;
+    request.l_start = byte as libc::off_t;
     request.l_len = 1;
+    request
+}
+
+/// Sets this process's lock on `byte` of `file` without waiting: `Ok(false)` when another
+/// process's lock conflicts.
+#[cfg(target_os = "linux")]
+fn set_lock(file: &File, kind: Kind, byte: i64) -> std::io::Result<bool> {
+    use std::os::fd::AsRawFd;
+    let request = flock_for(kind, byte);
     // SAFETY: the descriptor is open for the call (borrowed from `file`), and `request` is a
     // valid `struct flock` that outlives it.
     let rc = unsafe { libc::fcntl(file.as_raw_fd(), libc::F_OFD_SETLK, &request) };
@@ -375,7 +709,50 @@ fn set_lock(file: &File, kind: Kind) -> std::io::Result<bool> {
     }
 }
 
+/// Locks `byte` of `file` exclusively, waiting for other processes (held only briefly).
+#[cfg(target_os = "linux")]
+fn set_lock_waiting(file: &File, byte: i64) -> std::io::Result<()> {
+    use std::os::fd::AsRawFd;
+    let request = flock_for(Kind::Exclusive, byte);
+    loop {
+        // SAFETY: as in `set_lock`.
+        let rc = unsafe { libc::fcntl(file.as_raw_fd(), libc::F_OFD_SETLKW, &request) };
+        if rc == 0 {
+            return Ok(());
+        }
+        let e = std::io::Error::last_os_error();
+        if e.raw_os_error() != Some(libc::EINTR) {
+            return Err(e);
+        }
+    }
+}
+
+/// Whether another process holds a lock on `byte` of `file` that a lock of kind `probe`
+/// would conflict with (any lock for [`Kind::Exclusive`], an exclusive one for
+/// [`Kind::Shared`]).
+#[cfg(target_os = "linux")]
+fn conflicts(file: &File, byte: i64, probe: Kind) -> std::io::Result<bool> {
+    use std::os::fd::AsRawFd;
+    let mut request = flock_for(probe, byte);
+    // SAFETY: as in `set_lock`; F_OFD_GETLK writes the conflicting lock into `request`.
+    let rc = unsafe { libc::fcntl(file.as_raw_fd(), libc::F_OFD_GETLK, &mut request) };
+    if rc != 0 {
+        return Err(std::io::Error::last_os_error());
+    }
+    Ok(request.l_type != libc::F_UNLCK as libc::c_short)
+}
+
 #[cfg(not(target_os = "linux"))]
-fn set_lock(_file: &File, _kind: Kind) -> std::io::Result<bool> {
+fn set_lock(_file: &File, _kind: Kind, _byte: i64) -> std::io::Result<bool> {
     Ok(true)
+}
+
+#[cfg(not(target_os = "linux"))]
+fn set_lock_waiting(_file: &File, _byte: i64) -> std::io::Result<()> {
+    Ok(())
+}
+
+#[cfg(not(target_os = "linux"))]
+fn conflicts(_file: &File, _byte: i64, _probe: Kind) -> std::io::Result<bool> {
+    Ok(false)
 }

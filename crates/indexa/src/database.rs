@@ -14,6 +14,7 @@ use crate::error::{Error, Result};
 use crate::schema::Schema;
 use crate::transaction::{Durability, Transaction, TransactionMode};
 use crate::utf16::Utf16String;
+use crate::version_change::VersionChange;
 
 /// What all connections to one database share: its SQLite connections and cached schema.
 ///
@@ -146,14 +147,20 @@ impl DatabaseShared {
         self.lock.hold(self.owner, &self.name, self.lock_timeout)
     }
 
-    /// The exclusive connection lock, for a deletion or an upgrade: waits until no other
-    /// process has the database open.
+    /// The exclusive connection lock, for a deletion or an upgrade asking for `change`:
+    /// waits until no other process has the database open, announcing `change` to them and
+    /// calling `blocked` as [`ConnectionLock::exclusive`] says; `None` when another deletion
+    /// or upgrade ran meanwhile (read the version again, then call again).
     ///
     /// # Errors
     /// [`Error::InvalidState`] when another process still has it open after the lock timeout.
-    pub fn exclusive(&self) -> Result<Exclusive> {
+    pub fn exclusive(
+        &self,
+        change: VersionChange,
+        blocked: &mut dyn FnMut(&VersionChange),
+    ) -> Result<Option<Exclusive>> {
         self.lock
-            .exclusive(self.owner, &self.name, self.lock_timeout)
+            .exclusive(self.owner, &self.name, self.lock_timeout, change, blocked)
     }
 
     /// Who this state's connections are on the connection lock.
@@ -271,6 +278,8 @@ pub struct Database {
     closed: AtomicBool,
     /// Keeps the database open for other processes until the connection is closed.
     hold: Mutex<Option<Hold>>,
+    /// The id of the connection's versionchange listener, while one is registered.
+    listener: Mutex<Option<u64>>,
 }
 
 impl std::fmt::Debug for Database {
@@ -293,7 +302,30 @@ impl Database {
             shared,
             closed: AtomicBool::new(false),
             hold: Mutex::new(Some(hold)),
+            listener: Mutex::new(None),
         })
+    }
+
+    /// Calls `listener` when a deletion or an upgrade of this database by another factory of
+    /// this process, or by another process, waits for this connection to close (the spec's
+    /// `versionchange` event, <https://www.w3.org/TR/IndexedDB-3/#upgrade-a-database>); it
+    /// replaces the listener set before. It runs on a thread of the engine's own (a
+    /// connection closed while the call is on its way may still get it); until it returns, the requester does not report being
+    /// blocked, so a listener that closes the connection lets the deletion or upgrade go on
+    /// without one. The requester keeps waiting for the connection up to its lock timeout
+    /// (see [`crate::Factory`]); connections of the requesting factory itself get no call.
+    pub fn on_version_change(&self, listener: impl Fn(&VersionChange) + Send + Sync + 'static) {
+        let mut slot = lock(&self.listener);
+        if let Some(id) = slot.take() {
+            self.shared.lock.remove_listener(id);
+        }
+        if !self.closed.load(Ordering::SeqCst) {
+            *slot = Some(
+                self.shared
+                    .lock
+                    .add_listener(self.shared.owner, Arc::new(listener)),
+            );
+        }
     }
 
     /// The database's name, with any lone surrogate replaced by U+FFFD (see
@@ -416,6 +448,15 @@ impl Database {
     /// processes may delete or upgrade the database (dropping the connection closes it too).
     pub fn close(&self) {
         self.closed.store(true, Ordering::SeqCst);
+        if let Some(id) = lock(&self.listener).take() {
+            self.shared.lock.remove_listener(id);
+        }
         lock(&self.hold).take();
+    }
+}
+
+impl Drop for Database {
+    fn drop(&mut self) {
+        self.close();
     }
 }

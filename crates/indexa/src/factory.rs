@@ -17,6 +17,7 @@ use crate::database::{Database, DatabaseShared};
 use crate::error::{Error, Result};
 use crate::transaction::{Durability, Transaction, TransactionMode};
 use crate::utf16::Utf16String;
+use crate::version_change::{VersionChange, NOTICE_SUFFIX};
 
 /// The largest database version: `open`'s `[EnforceRange] unsigned long long` accepts
 /// integers up to 2^53 − 1.
@@ -62,10 +63,14 @@ pub struct DatabaseInfo {
 /// when no other process has a connection to it open (or a transaction running on it): the
 /// deletion or upgrade waits for them up to the lock timeout
 /// ([`Factory::set_lock_timeout`], default [`DEFAULT_LOCK_TIMEOUT`]), then fails with
-/// [`Error::InvalidState`]; meanwhile opening it in other processes waits likewise. This
-/// factory's own connections do not block its upgrades or deletions (a caller with events,
-/// like the Node.js package, closes them first, as the spec says); those of another factory
-/// of this process count as another process's.
+/// [`Error::InvalidState`]; meanwhile opening it in other processes waits likewise. While it
+/// waits, the connections it waits for are told (their [`Database::on_version_change`]
+/// listeners are called, the spec's `versionchange`), and [`Factory::begin_upgrade_with`] and
+/// [`Factory::delete_database_with`] report when it is blocked by connections still open
+/// after that (`docs/format.md`, "Connections across processes"; Linux only). This
+/// factory's own connections do not block its upgrades or deletions and are not told (a
+/// caller with events, like the Node.js package, closes them first, as the spec says); those
+/// of another factory of this process count as another process's.
 pub struct Factory {
     dir: PathBuf,
     /// For [`Factory::open_url`]: the PostgreSQL server and database holding the databases
@@ -123,8 +128,8 @@ pub(crate) fn file_name_for(name: &Utf16String) -> String {
 }
 
 /// The suffixes of a database file's companions: SQLite's write-ahead log, its shared-memory
-/// index and its rollback journal.
-const COMPANIONS: [&str; 3] = ["-wal", "-shm", "-journal"];
+/// index and its rollback journal, and the versionchange notice file (`version_change`).
+const COMPANIONS: [&str; 4] = ["-wal", "-shm", "-journal", NOTICE_SUFFIX];
 
 /// Whether a database file is there: `Ok(false)` when nothing is at `path`, `Ok(true)` for a
 /// regular file. Checked without following links and before anything opens the file, so a
@@ -392,7 +397,7 @@ impl Factory {
             )));
         }
         if requested > current {
-            return match self.run_upgrade(&shared, db, current, requested, upgrade) {
+            return match Self::run_upgrade(&shared, db, current, requested, upgrade) {
                 Ok(db) => Ok(db),
                 Err(e) => {
                     // A database this call created is removed again — unless another connection
@@ -482,12 +487,29 @@ impl Factory {
         name: impl Into<Utf16String>,
         version: u64,
     ) -> Result<(Database, Option<(Transaction, u64)>)> {
+        self.begin_upgrade_with(name, version, &mut |_| {})
+    }
+
+    /// As [`Factory::begin_upgrade`], calling `blocked` (at most once, on the calling
+    /// thread) when the upgrade has to wait for connections of other factories or processes
+    /// that are still open after their listeners ([`Database::on_version_change`]) were
+    /// called: the spec's `blocked` event. The upgrade then keeps waiting, up to the lock
+    /// timeout.
+    ///
+    /// # Errors
+    /// As [`Factory::begin_upgrade`].
+    pub fn begin_upgrade_with(
+        &self,
+        name: impl Into<Utf16String>,
+        version: u64,
+        blocked: &mut dyn FnMut(&VersionChange),
+    ) -> Result<(Database, Option<(Transaction, u64)>)> {
         let name = &name.into();
         if version == 0 {
             return Err(Error::Type("the version must be at least 1".into()));
         }
         let (shared, db) = self.connect(name)?;
-        Self::start_upgrade(&shared, db, version)
+        Self::start_upgrade(&shared, db, version, blocked)
     }
 
     /// The version stored in the database file, read in a readonly transaction (which also
@@ -514,21 +536,33 @@ impl Factory {
         shared: &Arc<DatabaseShared>,
         db: Database,
         new: u64,
+        blocked: &mut dyn FnMut(&VersionChange),
     ) -> Result<(Database, Option<(Transaction, u64)>)> {
-        let stored = Self::stored_version(shared)?;
-        if new < stored {
-            return Err(Error::Version(format!(
-                "database {:?} is at version {stored}, above the requested {new}",
-                shared.name
-            )));
-        }
-        if new == stored {
-            return Ok((db, None));
-        }
-        // An upgrade waits until no other process has the database open (spec: the
-        // versionchange transaction waits for the other connections to close).
-        drop(db);
-        let exclusive = shared.exclusive()?;
+        let mut db = db;
+        let exclusive = loop {
+            let stored = Self::stored_version(shared)?;
+            if new < stored {
+                return Err(Error::Version(format!(
+                    "database {:?} is at version {stored}, above the requested {new}",
+                    shared.name
+                )));
+            }
+            if new == stored {
+                return Ok((db, None));
+            }
+            // An upgrade waits until no other process has the database open (spec: the
+            // versionchange transaction waits for the other connections to close).
+            drop(db);
+            let change = VersionChange {
+                old_version: stored,
+                new_version: Some(new),
+            };
+            match shared.exclusive(change, blocked)? {
+                Some(exclusive) => break exclusive,
+                // Another deletion or upgrade ran meanwhile: read the version it left.
+                None => db = Database::new(shared.clone())?,
+            }
+        };
         if !shared.is_current() {
             return Err(Error::InvalidState(format!(
                 "database {:?} was deleted by another process while this one waited to upgrade it",
@@ -561,7 +595,6 @@ impl Factory {
 
     /// Runs the upgrade transaction (<https://www.w3.org/TR/IndexedDB-3/#upgrade-a-database>).
     fn run_upgrade<F>(
-        &self,
         shared: &Arc<DatabaseShared>,
         db: Database,
         old: u64,
@@ -571,7 +604,7 @@ impl Factory {
     where
         F: FnOnce(&Transaction, u64, u64) -> Result<()>,
     {
-        let (db, started) = Self::start_upgrade(shared, db, new)?;
+        let (db, started) = Self::start_upgrade(shared, db, new, &mut |_| {})?;
         let Some((tx, old_now)) = started else {
             return Ok(db);
         };
@@ -681,6 +714,22 @@ impl Factory {
     /// has the database open after the lock timeout, or if the calling thread still runs a
     /// readwrite transaction on the database.
     pub fn delete_database(&self, name: impl Into<Utf16String>) -> Result<u64> {
+        self.delete_database_with(name, &mut |_| {})
+    }
+
+    /// As [`Factory::delete_database`], calling `blocked` (at most once, on the calling
+    /// thread) when the deletion has to wait for connections of other factories or
+    /// processes that are still open after their listeners ([`Database::on_version_change`])
+    /// were called: the spec's `blocked` event. The deletion then keeps waiting, up to the
+    /// lock timeout.
+    ///
+    /// # Errors
+    /// As [`Factory::delete_database`].
+    pub fn delete_database_with(
+        &self,
+        name: impl Into<Utf16String>,
+        blocked: &mut dyn FnMut(&VersionChange),
+    ) -> Result<u64> {
         let name = &name.into();
         if self.server.is_some() {
             return self.delete_on_server(name);
@@ -694,8 +743,22 @@ impl Factory {
         let shared = lock(&self.open).get(name).cloned();
         let connection_lock = ConnectionLock::for_database(&path);
         let owner = shared.as_ref().map_or_else(Owner::new, |s| s.owner());
-        let _exclusive =
-            connection_lock.exclusive(owner, &name.to_string_lossy(), self.lock_timeout)?;
+        let _exclusive = loop {
+            let deletion = VersionChange {
+                // What the other connections are told; the version returned is read below.
+                old_version: self.version(name.clone()).unwrap_or(0),
+                new_version: None,
+            };
+            if let Some(exclusive) = connection_lock.exclusive(
+                owner,
+                &name.to_string_lossy(),
+                self.lock_timeout,
+                deletion,
+                blocked,
+            )? {
+                break exclusive;
+            }
+        };
         match shared {
             Some(s) if s.is_current() => {
                 // The file's, not the cached one: another factory may have upgraded it.
@@ -783,8 +846,22 @@ impl Factory {
         let shared = lock(&self.open).get(name).cloned();
         let connection_lock = ConnectionLock::for_database(&path);
         let owner = shared.as_ref().map_or_else(Owner::new, |s| s.owner());
-        let _exclusive =
-            connection_lock.exclusive(owner, &name.to_string_lossy(), self.lock_timeout)?;
+        let _exclusive = loop {
+            // The other connections are told the database goes away, as for a deletion.
+            let replacement = VersionChange {
+                old_version: self.version(name.clone()).unwrap_or(0),
+                new_version: None,
+            };
+            if let Some(exclusive) = connection_lock.exclusive(
+                owner,
+                &name.to_string_lossy(),
+                self.lock_timeout,
+                replacement,
+                &mut |_| {},
+            )? {
+                break exclusive;
+            }
+        };
         // The lock may have created an empty file, which holds no database.
         let old = if has_content(&path)? {
             match sqlite::peek_database_file(&path) {
@@ -846,7 +923,16 @@ impl Factory {
     /// Removes an open database's files (or its schema on a server), once no other process
     /// has it open.
     fn remove(&self, name: &Utf16String, shared: &Arc<DatabaseShared>) -> Result<()> {
-        let _exclusive = shared.exclusive()?;
+        let deletion = VersionChange {
+            old_version: 0,
+            new_version: None,
+        };
+        // Under a deletion's exclusive lock this takes it again without waiting.
+        let Some(_exclusive) = shared.exclusive(deletion, &mut |_| {})? else {
+            // Another deletion or upgrade ran meanwhile: the database is not this call's to
+            // remove any more.
+            return Ok(());
+        };
         shared.mark_deleted()?;
         lock(&self.open).remove(name);
         match &self.server {
@@ -866,7 +952,13 @@ impl Factory {
         let server = self.server.as_ref().expect("called for a server");
         let shared = lock(&self.open).get(name).cloned();
         if let Some(s) = shared {
-            let _exclusive = s.exclusive()?;
+            let deletion = VersionChange {
+                old_version: s.schema().version,
+                new_version: None,
+            };
+            let Some(_exclusive) = s.exclusive(deletion, &mut |_| {})? else {
+                return self.delete_on_server(name);
+            };
             s.mark_deleted()?;
             lock(&self.open).remove(name);
             let version = server.delete(name)?;

@@ -52,6 +52,7 @@ mod utf16;
 mod value;
 mod value_codec;
 mod value_serde;
+mod version_change;
 
 pub use cursor::{Cursor, CursorDirection};
 pub use database::Database;
@@ -82,3 +83,4 @@ pub use value_codec::{
     decode_value, encode_value, encode_value_into, MAX_VALUE_DEPTH, VALUE_FORMAT_VERSION,
 };
 pub use value_serde::{from_value, to_value};
+pub use version_change::VersionChange;

@@ -1,0 +1,273 @@
+'use strict';
+// IDBFactory (IndexedDB 3.0, "The IDBFactory interface"): open(), deleteDatabase(),
+// databases() and cmp(), with each database's connection queue ("open a database connection",
+// "delete a database") and the versionchange and blocked events between connections.
+
+const fs = require('node:fs');
+const native = require('./native.js');
+const { rethrow, named } = require('./errors.js');
+const { IDBEvent, IDBVersionChangeEvent, dispatch } = require('./events.js');
+const { defineInterface, enforceRangeUnsigned } = require('./webidl.js');
+const { cmp } = require('./IDBKeyRange.js');
+const { Connection } = require('./connection.js');
+const { internal } = require('./internal.js');
+const { IDBOpenDBRequest, newRequest } = require('./IDBRequest.js');
+const { closeConnection } = require('./closeConnection.js');
+const { activate, abortTransaction } = require('./transactionLifecycle.js');
+const { newTransaction, newTransactionId } = require('./IDBTransaction.js');
+const { newDatabase } = require('./IDBDatabase.js');
+
+// The databases' connection queues and open connections, by data directory (its real path):
+// every factory of this thread on one directory shares them, so their connections get each
+// other's versionchange and blocked events as connections from one origin do.
+const entriesByDirectory = new Map();
+
+function entriesOfDirectory(dir) {
+  const key = fs.realpathSync(dir);
+  let entries = entriesByDirectory.get(key);
+  if (!entries) {
+    entries = new Map();
+    entriesByDirectory.set(key, entries);
+  }
+  return entries;
+}
+
+/**
+ * `IDBFactory`. `new IDBFactory({ dir })` keeps databases in `dir` (created if missing);
+ * without `dir` it uses `$INDEXA_DATA_DIR` when set, else a private temporary directory
+ * removed at exit (the in-memory mode). `{ memory: true }` forces the latter.
+ * `{ lockTimeout }`: milliseconds a deleteDatabase or an upgrade waits for other processes
+ * to close the database before failing with InvalidStateError (default 30000).
+ */
+class IDBFactory {
+  constructor(options = {}) {
+    const dir = options.memory ? undefined : (options.dir || process.env.INDEXA_DATA_DIR || undefined);
+    let lockTimeout;
+    if (options.lockTimeout !== undefined) {
+      lockTimeout = Number(options.lockTimeout);
+      if (!Number.isFinite(lockTimeout) || lockTimeout < 0) {
+        throw new TypeError('lockTimeout must be a finite number of milliseconds, at least 0');
+      }
+    }
+    const nf = new native.NativeFactory(dir, lockTimeout);
+    if (dir === undefined) {
+      const tmp = nf.dir;
+      process.once('exit', () => fs.rmSync(tmp, { recursive: true, force: true }));
+    }
+    this[internal] = { native: nf, entries: entriesOfDirectory(nf.dir) };
+  }
+
+  open(name, version) {
+    name = String(name);
+    if (version !== undefined) {
+      version = enforceRangeUnsigned(version, Number.MAX_SAFE_INTEGER, 'version');
+      if (version === 0) throw new TypeError('the version must be at least 1');
+    }
+    const request = newRequest(IDBOpenDBRequest, null, null);
+    const entry = this._entry(name);
+    enqueue(entry, () => runOpen(this, entry, name, version, request));
+    return request;
+  }
+
+  deleteDatabase(name) {
+    name = String(name);
+    const request = newRequest(IDBOpenDBRequest, null, null);
+    const entry = this._entry(name);
+    enqueue(entry, () => runDelete(this, entry, name, request));
+    return request;
+  }
+
+  databases() {
+    return this[internal].native.databases();
+  }
+
+  cmp(first, second) {
+    return cmp(first, second);
+  }
+
+  _entry(name) {
+    const entries = this[internal].entries;
+    let e = entries.get(name);
+    if (!e) {
+      e = { name, queue: [], running: false, connections: new Set(), txs: [] };
+      entries.set(name, e);
+    }
+    return e;
+  }
+}
+defineInterface(IDBFactory, 'IDBFactory', {
+  operations: { open: 1, deleteDatabase: 1, databases: 0, cmp: 2 },
+  promises: ['databases'],
+});
+
+function enqueue(entry, job) {
+  entry.queue.push(job);
+  if (!entry.running) next(entry);
+}
+
+function next(entry) {
+  const job = entry.queue.shift();
+  if (!job) {
+    entry.running = false;
+    return;
+  }
+  entry.running = true;
+  setImmediate(() => {
+    job().catch((e) => process.nextTick(() => { throw e; })).finally(() => next(entry));
+  });
+}
+
+function fireRequestError(request, error) {
+  const ri = request[internal];
+  ri.readyState = 'done';
+  ri.result = undefined;
+  ri.error = error;
+  dispatch(new IDBEvent('error', { bubbles: true, cancelable: true }), [request]);
+}
+
+/**
+ * Fires versionchange at the other open connections of this thread and waits until they are
+ * closed; returns whether it fired blocked.
+ */
+async function closeOthers(entry, oldVersion, newVersion, request, except) {
+  const others = [...entry.connections].filter((c) => c !== except && !c[internal].closePending);
+  for (const c of others) {
+    if (c[internal].closePending) continue;
+    dispatch(new IDBVersionChangeEvent('versionchange', { oldVersion, newVersion }), [c]);
+  }
+  // blocked comes in a task of its own, after the versionchange handlers and their promise
+  // continuations ran: a connection they closed no longer blocks.
+  if (others.some((c) => !c[internal].closePending)) {
+    await new Promise((resolve) => setImmediate(resolve));
+    if (others.some((c) => !c[internal].closePending)) {
+      dispatch(new IDBVersionChangeEvent('blocked', { oldVersion, newVersion }), [request]);
+      await Promise.all(others.map((c) => c[internal].closed));
+      return true;
+    }
+  }
+  await Promise.all(others.map((c) => c[internal].closed));
+  return false;
+}
+
+/**
+ * Fires versionchange at `db` for a deletion or an upgrade by another factory or process
+ * (unless its close is pending), then tells the engine it was dispatched: the engine waits for
+ * that, and for a close a handler asked for, before it reports the requester blocked.
+ */
+function versionChangeFromElsewhere(db, oldVersion, newVersion) {
+  const di = db[internal];
+  if (!di.closePending) {
+    dispatch(new IDBVersionChangeEvent('versionchange', { oldVersion, newVersion }), [db]);
+  }
+  di.conn.native.acknowledge();
+}
+
+function nativeCall(promise) {
+  return promise.catch((e) => { throw rethrow(e); });
+}
+
+async function runOpen(factory, entry, name, version, request) {
+  const fi = factory[internal];
+  let current;
+  try {
+    current = await nativeCall(fi.native.version(name));
+  } catch (e) {
+    return fireRequestError(request, e);
+  }
+  if (version === undefined) version = Math.max(current, 1);
+  if (version < current) {
+    return fireRequestError(request, new DOMException(`database ${JSON.stringify(name)} is at version ${current}, above the requested ${version}`, 'VersionError'));
+  }
+  let blocked = version > current && await closeOthers(entry, current, version, request, null);
+  const conn = new Connection(fi.native);
+  // Until the connection exists, a versionchange from elsewhere waits for it.
+  let db = null;
+  const waiting = [];
+  conn.listen((kind, oldVersion, newVersion) => {
+    if (kind === 'blocked') {
+      // Fired once per request, here or by closeOthers, and only while the open waits.
+      if (!blocked && request[internal].readyState === 'pending') {
+        blocked = true;
+        dispatch(new IDBVersionChangeEvent('blocked', { oldVersion, newVersion }), [request]);
+      }
+    } else if (db === null) {
+      waiting.push([oldVersion, newVersion]);
+    } else {
+      versionChangeFromElsewhere(db, oldVersion, newVersion);
+    }
+  });
+  const txId = newTransactionId();
+  const opened = await new Promise((resolve) => {
+    conn.submit('open', [txId, name, version], (err, result) => resolve([err, result]));
+  });
+  if (opened[0] !== null) {
+    conn.native.close();
+    return fireRequestError(request, named(opened[0], opened[1]));
+  }
+  const info = opened[1];
+  db = newDatabase(factory, entry, conn, name, info);
+  entry.connections.add(db);
+  const ri = request[internal];
+  const deliverWaiting = () => {
+    for (const [o, n] of waiting.splice(0)) setImmediate(() => versionChangeFromElsewhere(db, o, n));
+  };
+  if (info.oldVersion === null) {
+    ri.readyState = 'done';
+    ri.result = db;
+    dispatch(new IDBEvent('success'), [request]);
+    deliverWaiting();
+    return;
+  }
+  // The upgrade transaction: already begun in the engine.
+  const tx = newTransaction(db, null, 'versionchange', 'default', txId);
+  tx[internal].started = true;
+  tx[internal].oldVersion = info.oldVersion;
+  db[internal].upgrade = tx;
+  db[internal].version = version;
+  ri.readyState = 'done';
+  ri.result = db;
+  ri.transaction = tx;
+  tx[internal].openRequest = request;
+  const done = new Promise((resolve) => { tx[internal].onFinish = resolve; });
+  activate(tx);
+  const ev = new IDBVersionChangeEvent('upgradeneeded', { oldVersion: info.oldVersion, newVersion: version });
+  const { threw } = dispatch(ev, [request]);
+  if (threw) abortTransaction(tx, new DOMException('an upgradeneeded handler threw', 'AbortError'));
+  const committed = await done;
+  db[internal].upgrade = null;
+  ri.transaction = null;
+  if (committed && !db[internal].closePending) {
+    dispatch(new IDBEvent('success'), [request]);
+    deliverWaiting();
+  } else {
+    // Aborted, or committed on a connection closed during the upgrade: the open fails
+    // ("open a database connection", the step after the upgrade: connection closed → AbortError).
+    ri.result = undefined;
+    closeConnection(db);
+    const why = committed ? 'the connection was closed during the upgrade' : 'the upgrade transaction was aborted';
+    fireRequestError(request, new DOMException(why, 'AbortError'));
+  }
+}
+
+async function runDelete(factory, entry, name, request) {
+  const fi = factory[internal];
+  let old;
+  try {
+    const current = await nativeCall(fi.native.version(name));
+    let blocked = await closeOthers(entry, current, null, request, null);
+    old = await nativeCall(fi.native.deleteDatabase(name, (oldVersion) => {
+      // Fired once per request, here or by closeOthers.
+      if (blocked) return;
+      blocked = true;
+      dispatch(new IDBVersionChangeEvent('blocked', { oldVersion, newVersion: null }), [request]);
+    }));
+  } catch (e) {
+    return fireRequestError(request, e);
+  }
+  const ri = request[internal];
+  ri.readyState = 'done';
+  ri.result = undefined;
+  dispatch(new IDBVersionChangeEvent('success', { oldVersion: old, newVersion: null }), [request]);
+}
+
+module.exports = { IDBFactory };

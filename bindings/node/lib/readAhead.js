@@ -1,0 +1,48 @@
+'use strict';
+// Cursors read ahead. A cursor step that goes to the worker returns the record it moved to
+// and up to `batch - 1` records beyond it, each what one more plain step would reach. Plain
+// steps (`continue()` without a key, `advance`) then take their record from those rows without
+// a round trip, as long as nothing else of the transaction is pending, so the step still
+// completes in request order; its success event fires in a later task, or as soon as a
+// reply of a request placed after it arrives. Batches double from 1 up to MAX_READ_AHEAD
+// while their rows get used, and start again from 1 when rows are dropped unused.
+//
+// The rows show the records as they were when read, so any write to the transaction drops
+// every cursor's rows before it is sent (`dropReadAhead` in requests.js). The worker's engine
+// cursor stays on the record the worker last returned; steps taken through the rows are
+// counted in `skipped` and sent with the cursor's next step, or ahead of the write in a
+// `cursorSync`, so the engine cursor catches up while the records are still the ones that
+// were read. The steps themselves are in IDBCursor.js.
+
+const { internal } = require('./internal.js');
+
+/** The most records a cursor step reads. */
+const MAX_READ_AHEAD = 256;
+
+/** Forgets the cursor's rows read ahead (the worker's cursor needs no catching up). */
+function forgetRows(cursor) {
+  const ci = cursor[internal];
+  ci.ahead = null;
+  ci.skipped = 0;
+  ci.tx[internal].readAhead.delete(cursor);
+}
+
+/** A finished transaction's cursors let go of their rows. */
+function forgetReadAhead(ti) {
+  for (const cursor of ti.readAhead) {
+    cursor[internal].ahead = null;
+    cursor[internal].skipped = 0;
+  }
+  ti.readAhead.clear();
+}
+
+/** Fires the success event of the step served from read-ahead rows, if it has not fired yet. */
+function runServedStep(ti) {
+  const served = ti.servedStep;
+  if (served === null) return;
+  ti.servedStep = null;
+  clearImmediate(served.immediate);
+  served.run();
+}
+
+module.exports = { MAX_READ_AHEAD, forgetRows, forgetReadAhead, runServedStep };

@@ -1,0 +1,221 @@
+//! `versionchange` and `blocked` between factories (docs/format.md, "Connections across
+//! processes"): a deletion or an upgrade through one factory tells the open connections of
+//! another, reports being blocked by the ones that stay open, and goes on once they close.
+
+use std::sync::mpsc;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use indexa::{Database, Factory, TransactionMode, VersionChange};
+
+/// A database "x" at version 1 with object store "s", through a factory of its own.
+fn holder(dir: &std::path::Path) -> (Factory, Arc<Database>) {
+    let f = Factory::open_dir(dir).unwrap();
+    let db = f
+        .open("x", Some(1), |tx, _, _| {
+            tx.create_object_store("s", None, false).map(|_| ())
+        })
+        .unwrap();
+    (f, Arc::new(db))
+}
+
+fn requester(dir: &std::path::Path, timeout_ms: u64) -> Factory {
+    let mut f = Factory::open_dir(dir).unwrap();
+    f.set_lock_timeout(Duration::from_millis(timeout_ms));
+    f
+}
+
+const TO_V2: VersionChange = VersionChange {
+    old_version: 1,
+    new_version: Some(2),
+};
+
+#[test]
+fn a_connection_that_stays_open_gets_versionchange_and_the_upgrade_is_blocked_then_fails() {
+    let dir = tempfile::tempdir().unwrap();
+    let (_f, db) = holder(dir.path());
+    let (sent, received) = mpsc::channel();
+    db.on_version_change(move |change| sent.send(*change).unwrap());
+    let other = requester(dir.path(), 500);
+    let mut blocked = Vec::new();
+    let err = other
+        .begin_upgrade_with("x", 2, &mut |change| blocked.push(*change))
+        .unwrap_err();
+    assert_eq!(
+        (err.name(), err.message()),
+        (
+            "InvalidStateError",
+            "database \"x\" is open through another factory of this process; close it there first (waited 500 ms)"
+        )
+    );
+    assert_eq!(received.try_iter().collect::<Vec<_>>(), vec![TO_V2]);
+    assert_eq!(blocked, vec![TO_V2]);
+    // The connection still works under its schema, at version 1.
+    assert_eq!(db.version(), 1);
+    let tx = db.transaction(&["s"], TransactionMode::ReadWrite).unwrap();
+    tx.commit().unwrap();
+}
+
+#[test]
+fn a_connection_closed_by_its_listener_lets_the_upgrade_go_on_unblocked() {
+    let dir = tempfile::tempdir().unwrap();
+    let (_f, db) = holder(dir.path());
+    let weak = Arc::downgrade(&db);
+    let seen = Arc::new(Mutex::new(Vec::new()));
+    let seen_there = seen.clone();
+    db.on_version_change(move |change| {
+        seen_there.lock().unwrap().push(*change);
+        if let Some(db) = weak.upgrade() {
+            db.close();
+        }
+    });
+    let other = requester(dir.path(), 5000);
+    let mut blocked = Vec::new();
+    let (upgraded, tx) = other
+        .begin_upgrade_with("x", 2, &mut |change| blocked.push(*change))
+        .unwrap();
+    let (tx, old) = tx.expect("an upgrade from version 1");
+    assert_eq!(old, 1);
+    tx.create_object_store("t", None, false).unwrap();
+    tx.commit().unwrap();
+    assert_eq!(*seen.lock().unwrap(), vec![TO_V2]);
+    assert_eq!(blocked, Vec::<VersionChange>::new());
+    assert_eq!(upgraded.version(), 2);
+    assert_eq!(upgraded.object_store_names(), vec!["s", "t"]);
+    // The closed connection refuses new transactions.
+    assert_eq!(
+        db.transaction(&["s"], TransactionMode::ReadOnly)
+            .unwrap_err()
+            .name(),
+        "InvalidStateError"
+    );
+}
+
+#[test]
+fn a_connection_closed_after_blocked_lets_the_deletion_go_on() {
+    let dir = tempfile::tempdir().unwrap();
+    let (_f, db) = holder(dir.path());
+    let (sent, received) = mpsc::channel();
+    db.on_version_change(move |change| sent.send(*change).unwrap());
+    let other = requester(dir.path(), 10_000);
+    let mut blocked = Vec::new();
+    let closer = db.clone();
+    let version = other
+        .delete_database_with("x", &mut |change| {
+            blocked.push(*change);
+            // Closed only once the deletion reported being blocked.
+            closer.close();
+        })
+        .unwrap();
+    let deletion = VersionChange {
+        old_version: 1,
+        new_version: None,
+    };
+    assert_eq!(version, 1);
+    assert_eq!(received.try_iter().collect::<Vec<_>>(), vec![deletion]);
+    assert_eq!(blocked, vec![deletion]);
+    assert_eq!(other.databases().unwrap(), vec![]);
+}
+
+#[test]
+fn the_requesting_factorys_own_connections_get_no_call() {
+    let dir = tempfile::tempdir().unwrap();
+    let (f, db) = holder(dir.path());
+    let (sent, received) = mpsc::channel();
+    db.on_version_change(move |change| sent.send(*change).unwrap());
+    let (other, other_db) = {
+        let other = requester(dir.path(), 5000);
+        let db = other.open("x", None, |_, _, _| Ok(())).unwrap();
+        (other, db)
+    };
+    let weak = Arc::downgrade(&db);
+    // Only the other factory's connection hears of f's upgrade; it closes.
+    let (other_sent, other_received) = mpsc::channel();
+    other_db.on_version_change(move |change| {
+        other_sent.send(*change).unwrap();
+    });
+    let closing = Arc::new(other_db);
+    let closing_there = Arc::downgrade(&closing);
+    closing.on_version_change(move |change| {
+        let _ = change;
+        if let Some(c) = closing_there.upgrade() {
+            c.close();
+        }
+    });
+    let mut blocked = Vec::new();
+    let (_, tx) = f
+        .begin_upgrade_with("x", 2, &mut |change| blocked.push(*change))
+        .unwrap();
+    tx.expect("an upgrade from version 1").0.commit().unwrap();
+    assert!(weak.upgrade().is_some());
+    assert_eq!(received.try_iter().count(), 0);
+    // The replaced listener was never called.
+    assert_eq!(other_received.try_iter().count(), 0);
+    assert_eq!(blocked, Vec::<VersionChange>::new());
+    drop(other);
+}
+
+/// Factories creating one database at once: one creates it, the others wait for it and
+/// open it at its version without announcing anything (no connection gets a call).
+#[test]
+fn factories_creating_one_database_at_once_all_open_it_without_versionchange() {
+    let dir = tempfile::tempdir().unwrap();
+    let calls = Arc::new(Mutex::new(Vec::new()));
+    let threads = 4;
+    let all_open = Arc::new(std::sync::Barrier::new(threads));
+    let handles: Vec<_> = (0..threads)
+        .map(|_| {
+            let dir = dir.path().to_path_buf();
+            let calls = calls.clone();
+            let all_open = all_open.clone();
+            std::thread::spawn(move || {
+                let f = Factory::open_dir(&dir).unwrap();
+                let db = f
+                    .open("x", Some(1), |tx, _, _| {
+                        tx.create_object_store("s", None, false).map(|_| ())
+                    })
+                    .unwrap();
+                db.on_version_change(move |change| calls.lock().unwrap().push(*change));
+                all_open.wait();
+                std::thread::sleep(Duration::from_millis(100));
+                (db.version(), db.object_store_names())
+            })
+        })
+        .collect();
+    for h in handles {
+        assert_eq!(h.join().unwrap(), (1, vec!["s".to_string()]));
+    }
+    assert_eq!(*calls.lock().unwrap(), Vec::<VersionChange>::new());
+}
+
+/// While an upgrade waits for a connection, a new connection of a third factory waits for
+/// the upgrade to end (as opens queue behind an upgrade in the spec), then sees version 2.
+#[test]
+fn a_new_connection_waits_for_an_announced_upgrade() {
+    let dir = tempfile::tempdir().unwrap();
+    let (_f, db) = holder(dir.path());
+    let (told, heard) = mpsc::channel();
+    db.on_version_change(move |_| told.send(()).unwrap());
+    let upgrader = {
+        let dir = dir.path().to_path_buf();
+        std::thread::spawn(move || {
+            let f = requester(&dir, 10_000);
+            let (db, tx) = f.begin_upgrade("x", 2).unwrap();
+            tx.expect("an upgrade from version 1").0.commit().unwrap();
+            db.version()
+        })
+    };
+    heard.recv_timeout(Duration::from_secs(10)).unwrap();
+    let opener = {
+        let dir = dir.path().to_path_buf();
+        std::thread::spawn(move || {
+            let f = requester(&dir, 10_000);
+            f.open("x", None, |_, _, _| Ok(())).unwrap().version()
+        })
+    };
+    std::thread::sleep(Duration::from_millis(200));
+    assert!(!opener.is_finished());
+    db.close();
+    assert_eq!(upgrader.join().unwrap(), 2);
+    assert_eq!(opener.join().unwrap(), 2);
+}
