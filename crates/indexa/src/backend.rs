@@ -12,6 +12,7 @@
 //! [`postgres`] (a schema per database on a PostgreSQL server, shared by processes and hosts).
 
 pub(crate) mod postgres;
+pub(crate) mod postgres_session;
 pub(crate) mod sqlite;
 
 use std::path::PathBuf;

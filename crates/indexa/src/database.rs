@@ -89,11 +89,10 @@ impl DatabaseShared {
     ) -> Result<DatabaseShared> {
         let (path, lock) = match &place {
             Place::File(path) => (path.clone(), ConnectionLock::for_database(path)),
-            Place::Postgres(server, id) => {
-                // A key no file path has (it holds a NUL byte).
-                let key = PathBuf::from(format!("\0{server:?}\0{id}"));
-                (key.clone(), ConnectionLock::within_process(&key))
-            }
+            Place::Postgres(server, id) => (
+                ConnectionLock::server_key(server, *id),
+                ConnectionLock::on_server(server, *id),
+            ),
         };
         let owner = Owner::new();
         // No other process deletes the file while it is being opened.
@@ -125,11 +124,16 @@ impl DatabaseShared {
         })
     }
 
-    /// Whether the file at the path is still the one this process opened (another process
-    /// may have deleted the database while this one had no connection to it). Meaningful
-    /// while a hold is taken.
+    /// Whether the file at the path (or the server's catalog entry of the name) is still the
+    /// one this process opened (another process may have deleted the database while this
+    /// one had no connection to it). Meaningful while a hold is taken.
     pub fn is_current(&self) -> bool {
-        self.file_id.is_none() || file_id(&self.path) == self.file_id
+        match &self.place {
+            Place::Postgres(server, id) => {
+                server.existing_id(&self.name_units).ok() == Some(Some(*id))
+            }
+            Place::File(_) => self.file_id.is_none() || file_id(&self.path) == self.file_id,
+        }
     }
 
     /// Marks the database as deleted by another process: this process's cached state of it

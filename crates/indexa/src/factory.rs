@@ -67,7 +67,8 @@ pub struct DatabaseInfo {
 /// waits, the connections it waits for are told (their [`Database::on_version_change`]
 /// listeners are called, the spec's `versionchange`), and [`Factory::begin_upgrade_with`] and
 /// [`Factory::delete_database_with`] report when it is blocked by connections still open
-/// after that (`docs/format.md`, "Connections across processes"; Linux only). This
+/// after that (`docs/format.md`, "Connections across processes"; Linux only, or any
+/// platform on PostgreSQL). This
 /// factory's own connections do not block its upgrades or deletions and are not told (a
 /// caller with events, like the Node.js package, closes them first, as the spec says); those
 /// of another factory of this process count as another process's.
@@ -261,9 +262,12 @@ impl Factory {
     /// `docs/format.md` ("PostgreSQL"). Creates the catalog schema `indexa` when missing.
     ///
     /// Differences from a directory: readwrite transactions of one database are serialised
-    /// across processes and hosts by the server; a deletion or an upgrade does not wait for
-    /// other processes' connections (those fail or wait on the server instead), and
-    /// [`Factory::replace_database`] is not available.
+    /// across processes and hosts by the server, and [`Factory::replace_database`] is not
+    /// available. A deletion or an upgrade waits for the connections of every process and
+    /// host as it does on a directory (see [`Factory`]), through session advisory locks and
+    /// `LISTEN`/`NOTIFY` on connections of the factory's own (`docs/format.md`,
+    /// "PostgreSQL"); these need a direct or session-mode connection, and fail with
+    /// [`Error::Unknown`] when a transaction-mode pooler is seen moving the session.
     ///
     /// # Errors
     /// [`Error::Syntax`] when `url` is not a PostgreSQL URL; [`Error::Unknown`] when the
@@ -732,7 +736,7 @@ impl Factory {
     ) -> Result<u64> {
         let name = &name.into();
         if self.server.is_some() {
-            return self.delete_on_server(name);
+            return self.delete_on_server(name, blocked);
         }
         let path = self.path_for(name);
         if !database_file_exists(&path)? && !lock(&self.open).contains_key(name) {
@@ -945,27 +949,48 @@ impl Factory {
         Ok(())
     }
 
-    /// [`Factory::delete_database`] on a PostgreSQL server: this factory's connections are
-    /// closed first (after a running readwrite transaction); the server waits for other
-    /// processes' readwrite transactions of the database.
-    fn delete_on_server(&self, name: &Utf16String) -> Result<u64> {
+    /// [`Factory::delete_database_with`] on a PostgreSQL server: waits, as for a file, until
+    /// no other process or factory has the database open (their connections are told through
+    /// the server), then drops its schema.
+    fn delete_on_server(
+        &self,
+        name: &Utf16String,
+        blocked: &mut dyn FnMut(&VersionChange),
+    ) -> Result<u64> {
         let server = self.server.as_ref().expect("called for a server");
         let shared = lock(&self.open).get(name).cloned();
-        if let Some(s) = shared {
+        let Some(id) = server.existing_id(name)? else {
+            // Deleted by another process meanwhile: this factory's state of it is stale.
+            if let Some(s) = shared {
+                s.forget();
+                lock(&self.open).remove(name);
+            }
+            return Ok(0);
+        };
+        let connection_lock = ConnectionLock::on_server(server, id);
+        let owner = shared.as_ref().map_or_else(Owner::new, |s| s.owner());
+        let _exclusive = loop {
             let deletion = VersionChange {
-                old_version: s.schema().version,
+                old_version: server.version(name)?.unwrap_or(0),
                 new_version: None,
             };
-            let Some(_exclusive) = s.exclusive(deletion, &mut |_| {})? else {
-                return self.delete_on_server(name);
-            };
+            if let Some(exclusive) = connection_lock.exclusive(
+                owner,
+                &name.to_string_lossy(),
+                self.lock_timeout,
+                deletion,
+                blocked,
+            )? {
+                break exclusive;
+            }
+        };
+        if let Some(s) = shared {
             s.mark_deleted()?;
             lock(&self.open).remove(name);
-            let version = server.delete(name)?;
-            s.detach_lock();
-            return Ok(version);
         }
-        server.delete(name)
+        let version = server.delete(name)?;
+        connection_lock.detach();
+        Ok(version)
     }
 }
 

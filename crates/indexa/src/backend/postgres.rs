@@ -48,6 +48,14 @@ CREATE TABLE IF NOT EXISTS indexa.catalog (
     key_encoding_version INTEGER NOT NULL,
     value_format_version INTEGER NOT NULL
 );
+CREATE TABLE IF NOT EXISTS indexa.versionchange (
+    database_id INTEGER PRIMARY KEY,
+    serial BIGINT NOT NULL,
+    backend_pid INTEGER NOT NULL,
+    owner BIGINT NOT NULL,
+    old_version BIGINT NOT NULL,
+    new_version BIGINT
+);
 ";
 
 /// The tables of one database, created in its own schema (on the search path).
@@ -163,7 +171,7 @@ impl Server {
 
     /// A new client, with TLS when the URL's `sslmode` is `require` (a `prefer` or
     /// `disable` URL connects without it).
-    fn connect(&self) -> Result<Client> {
+    pub(crate) fn connect(&self) -> Result<Client> {
         let result = match self.config.get_ssl_mode() {
             postgres::config::SslMode::Disable | postgres::config::SslMode::Prefer => {
                 self.config.connect(NoTls)
@@ -263,6 +271,19 @@ impl Server {
         })
     }
 
+    /// The id of database `name`; `None` when it does not exist.
+    pub fn existing_id(&self, name: &Utf16String) -> Result<Option<i32>> {
+        self.with_catalog(|client| {
+            let row = client
+                .query_opt(
+                    "SELECT id FROM indexa.catalog WHERE name = $1",
+                    &[&name.to_wtf8()],
+                )
+                .pg()?;
+            Ok(row.map(|r| r.get(0)))
+        })
+    }
+
     /// Deletes database `name` (its schema and catalog row), waiting for a running
     /// readwrite transaction of it to end; returns its version (0 when it did not exist).
     pub fn delete(&self, name: &Utf16String) -> Result<u64> {
@@ -289,6 +310,11 @@ impl Server {
             .pg()?;
             tx.execute("DELETE FROM indexa.catalog WHERE id = $1", &[&id])
                 .pg()?;
+            tx.execute(
+                "DELETE FROM indexa.versionchange WHERE database_id = $1",
+                &[&id],
+            )
+            .pg()?;
             tx.commit().pg()?;
             Ok(version.max(0) as u64)
         })

@@ -72,3 +72,63 @@ pub fn factory() -> TestFactory {
         postgres: Some((format!("{url}/postgres"), name)),
     }
 }
+
+/// Where several factories find the same databases, on the backend under test: a temporary
+/// directory, or a fresh PostgreSQL database (dropped with the place).
+#[allow(dead_code)]
+pub struct TestPlace {
+    dir: Option<tempfile::TempDir>,
+    /// The test database's URL, the maintenance database's URL and the test database's name.
+    postgres: Option<(String, String, String)>,
+}
+
+#[allow(dead_code)]
+impl TestPlace {
+    /// A new factory on the place.
+    pub fn factory(&self) -> Factory {
+        match (&self.dir, &self.postgres) {
+            (Some(dir), _) => Factory::open_dir(dir.path()).unwrap(),
+            (None, Some((url, _, _))) => Factory::open_url(url).unwrap(),
+            (None, None) => unreachable!("a place is a directory or a PostgreSQL database"),
+        }
+    }
+
+    /// The directory or URL, as the CLI's `--data-dir` and the Node.js package take it.
+    pub fn location(&self) -> String {
+        match (&self.dir, &self.postgres) {
+            (Some(dir), _) => dir.path().display().to_string(),
+            (None, Some((url, _, _))) => url.clone(),
+            (None, None) => unreachable!("a place is a directory or a PostgreSQL database"),
+        }
+    }
+}
+
+impl Drop for TestPlace {
+    fn drop(&mut self) {
+        if let Some((_, admin, name)) = self.postgres.take() {
+            if let Ok(mut client) = postgres::Client::connect(&admin, postgres::NoTls) {
+                let _ =
+                    client.batch_execute(&format!("DROP DATABASE IF EXISTS {name} WITH (FORCE)"));
+            }
+        }
+    }
+}
+
+/// An empty place on the backend under test.
+#[allow(dead_code)]
+pub fn place() -> TestPlace {
+    if !on_postgres() {
+        return TestPlace {
+            dir: Some(tempfile::tempdir().unwrap()),
+            postgres: None,
+        };
+    }
+    let mut f = factory();
+    let (admin, name) = f.postgres.take().expect("a PostgreSQL test factory");
+    let url = f.url().expect("a PostgreSQL factory").to_owned();
+    drop(f);
+    TestPlace {
+        dir: None,
+        postgres: Some((url, admin, name)),
+    }
+}
