@@ -13,6 +13,18 @@ const onPostgres = process.env.INDEXA_TEST_BACKEND === 'postgres';
 
 let nextDatabase = 0;
 
+/** The PostgreSQL databases this process made, dropped when it exits. */
+const madeDatabases = [];
+process.once('exit', () => {
+  for (const name of madeDatabases) {
+    try {
+      execFileSync('psql', ['-q', `${process.env.INDEXA_TEST_PG_URL}/postgres`, '-c', `DROP DATABASE IF EXISTS ${name} WITH (FORCE)`], { stdio: 'ignore' });
+    } catch {
+      // Left for the throw-away cluster to take away.
+    }
+  }
+});
+
 /**
  * A fresh place for databases on the backend under test: a new directory, or on PostgreSQL
  * the URL of a new PostgreSQL database (dropped when the process exits). `new IDBFactory({
@@ -24,13 +36,7 @@ function freshPlace() {
   if (!server) throw new Error('INDEXA_TEST_BACKEND=postgres needs INDEXA_TEST_PG_URL (scripts/pg-test-cluster.sh)');
   const name = `indexa_node_${process.pid}_${nextDatabase++}`;
   execFileSync('psql', ['-q', '-v', 'ON_ERROR_STOP=1', `${server}/postgres`, '-c', `CREATE DATABASE ${name}`]);
-  process.once('exit', () => {
-    try {
-      execFileSync('psql', ['-q', `${server}/postgres`, '-c', `DROP DATABASE IF EXISTS ${name} WITH (FORCE)`], { stdio: 'ignore' });
-    } catch {
-      // Left for the throw-away cluster to take away.
-    }
-  });
+  madeDatabases.push(name);
   return `${server}/${name}`;
 }
 
