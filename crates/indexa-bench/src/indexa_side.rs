@@ -22,8 +22,21 @@ fn to_values<T: serde::Serialize>(records: &[T]) -> Vec<Value> {
     }
 }
 
+/// The factory the workloads run on: over `dir`, or with `INDEXA_BENCH_PG_URL` set on that
+/// PostgreSQL database, with the database "bench" deleted first.
+fn factory(dir: &Path) -> Res<Factory> {
+    match std::env::var("INDEXA_BENCH_PG_URL") {
+        Ok(url) => {
+            let factory = Factory::open_url(&url)?;
+            factory.delete_database("bench")?;
+            Ok(factory)
+        }
+        Err(_) => Factory::open_dir(dir),
+    }
+}
+
 fn open_cities(dir: &Path) -> Res<Database> {
-    let factory = Factory::open_dir(dir)?;
+    let factory = factory(dir)?;
     factory.open("bench", Some(1), |tx, _, _| {
         let s = tx.create_object_store("cities", None, true)?;
         s.create_index("country", KeyPath::parse("country")?, false, false)?;
@@ -116,7 +129,7 @@ pub fn cities(data: &Path, n: usize, scale_only: bool, rounds: usize, reads: usi
 pub fn flights(data: &Path, n: usize, counts: usize) -> Res<()> {
     let values = to_values(&data::flights(data, n));
     let dir = tempfile::tempdir().expect("temp dir");
-    let factory = Factory::open_dir(dir.path())?;
+    let factory = factory(dir.path())?;
     let db = factory.open("bench", Some(1), |tx, _, _| {
         let s = tx.create_object_store("flights", None, true)?;
         s.create_index("delay", KeyPath::parse("delay")?, false, false)?;
@@ -150,7 +163,7 @@ pub fn flights(data: &Path, n: usize, counts: usize) -> Res<()> {
 pub fn transactions(data: &Path, n: usize, strict: bool) -> Res<()> {
     let values = to_values(&data::cities(data, n));
     let dir = tempfile::tempdir().expect("temp dir");
-    let factory = Factory::open_dir(dir.path())?;
+    let factory = factory(dir.path())?;
     let db = factory.open("bench", Some(1), |tx, _, _| {
         tx.create_object_store("notes", None, true)?;
         Ok(())
@@ -171,4 +184,46 @@ pub fn transactions(data: &Path, n: usize, strict: bool) -> Res<()> {
     let tx = db.transaction(&["notes"], TransactionMode::ReadOnly)?;
     check("txn", tx.object_store("notes")?.count(None)?);
     Ok(())
+}
+
+fn open_notes(factory: &Factory) -> Res<Database> {
+    factory.open("bench", Some(1), |tx, _, _| {
+        tx.create_object_store("notes", None, true)?;
+        Ok(())
+    })
+}
+
+/// Makes the database the writer processes of [`write_notes`] fill (on PostgreSQL: the
+/// factory of `INDEXA_BENCH_PG_URL`).
+pub fn prepare_concurrent() -> Res<()> {
+    let dir = tempfile::tempdir().expect("temp dir");
+    open_notes(&factory(dir.path())?).map(drop)
+}
+
+/// One of several writer processes: `n` readwrite transactions of one `add` each (strict),
+/// with generated keys.
+pub fn write_notes(data: &Path, n: usize, writer: usize) -> Res<()> {
+    let url =
+        std::env::var("INDEXA_BENCH_PG_URL").expect("the writers share a PostgreSQL database");
+    let values = to_values(&data::cities(data, n * (writer + 1))[n * writer..]);
+    let db = open_notes(&Factory::open_url(&url)?)?;
+    for v in values {
+        let tx = db.transaction(&["notes"], TransactionMode::ReadWrite)?;
+        tx.object_store("notes")?.add(v, None)?;
+        tx.commit()?;
+    }
+    Ok(())
+}
+
+/// After the writers: (records, distinct keys).
+pub fn concurrent_result() -> Res<(u64, u64)> {
+    let url =
+        std::env::var("INDEXA_BENCH_PG_URL").expect("the writers share a PostgreSQL database");
+    let db = open_notes(&Factory::open_url(&url)?)?;
+    let tx = db.transaction(&["notes"], TransactionMode::ReadOnly)?;
+    let store = tx.object_store("notes")?;
+    // In key order, so a repeated key would be next to itself.
+    let mut keys = store.get_all_keys(Query::all())?;
+    keys.dedup();
+    Ok((store.count(None)?, keys.len() as u64))
 }
