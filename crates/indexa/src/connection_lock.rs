@@ -550,7 +550,7 @@ impl ConnectionLock {
             if !st.file.as_ref().is_some_and(|f| !f.is_closed()) {
                 st.file = None;
                 let session = Session::connect(server, *id).map_err(|e| self.io_error(e))?;
-                st.file = Some(LockFile::Server(session));
+                st.file = Some(LockFile::Server(Box::new(session)));
             }
             return Ok(());
         }
@@ -697,7 +697,7 @@ enum LockFile {
     File(File),
     /// A session connection to the PostgreSQL server holding the database, with a session
     /// advisory lock per lock byte.
-    Server(Session),
+    Server(Box<Session>),
 }
 
 impl LockFile {

@@ -10,7 +10,13 @@
 //! database's row of `indexa.versionchange`; writing it sends `NOTIFY indexa_versionchange`
 //! with the database id, which only wakes the listener: the state is always read again from
 //! the row (after every notification, every reconnection of the listener, and at least every
-//! [`READ_AGAIN_EVERY`]). The layout is in `docs/format.md` ("PostgreSQL").
+//! [`READ_AGAIN_EVERY`]). A process has one listener per server URL, for its lifetime. The
+//! layout is in `docs/format.md` ("PostgreSQL", "Connections across hosts").
+//!
+//! A session connection lost while the process has the database open (a server restart) takes
+//! the process's locks with it: until the process's last connection to the database closes
+//! (and a new session is made with the next one), a deletion or an upgrade elsewhere does not
+//! wait for its connections.
 //!
 //! A transaction-mode pooler (PgBouncer's `pool_mode = transaction`) hands each statement to
 //! any server process, which breaks session locks and `LISTEN`: the session checks after every
@@ -237,13 +243,15 @@ impl Session {
                 return *notice;
             }
         }
-        let row = lock(&self.client)
-            .query_opt(
-                "SELECT serial, backend_pid, owner, old_version, new_version \
-                 FROM indexa.versionchange WHERE database_id = $1",
-                &[&self.database_id],
-            )
-            .ok()?;
+        let read = lock(&self.client).query_opt(
+            "SELECT serial, backend_pid, owner, old_version, new_version \
+             FROM indexa.versionchange WHERE database_id = $1",
+            &[&self.database_id],
+        );
+        let Ok(row) = read else {
+            // Read again next time; meanwhile the notice read last still holds.
+            return last.as_ref().and_then(|(_, _, notice)| *notice);
+        };
         let notice = row.map(|r| Notice {
             serial: r.get::<_, i64>(0) as u64,
             pid: r.get::<_, i32>(1) as u64,
