@@ -6,9 +6,9 @@
 # With INDEXA_TEST_PG_URL set (scripts/pg-test-cluster.sh), the files whose databases come from
 # test/helpers.js run a second time on PostgreSQL (INDEXA_TEST_BACKEND=postgres: a fresh
 # PostgreSQL database per place, through psql). The other files are about directories and
-# stay on SQLite: crash (kills mid-write of a file), factories (one directory under two
-# spellings), package (the packed tarballs) and wpt-harness (the WPT runner's expectations);
-# two tests skip themselves there, each saying why.
+# stay on SQLite: factories (one directory under two spellings), package (the packed
+# tarballs) and wpt-harness (the WPT runner's expectations); two tests skip themselves there,
+# each saying why.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/build.sh
