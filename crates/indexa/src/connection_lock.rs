@@ -25,6 +25,10 @@
 //! of the next, so the requester knows when every process was told and reports being blocked
 //! only by connections still open then. The bytes and the file are described in
 //! `docs/format.md` ("Connections across processes").
+//!
+//! For a database on a PostgreSQL server the same protocol runs on the server, across hosts:
+//! each lock byte is a session advisory lock and the notice a row of `indexa.versionchange`
+//! (`backend::postgres_session`; `docs/format.md`, "Connections across hosts").
 
 use std::collections::HashMap;
 use std::fs::{File, OpenOptions};
