@@ -200,7 +200,10 @@ request.onsuccess = () => {
       ? new Promise((resolve) => { w.on('exit', resolve); w.postMessage('exit'); })
       : w.terminate())));
   }
-  const request = new IDBFactory({ dir }).open('shared');
+  // At version 1 with its store even when every worker was stopped before its upgrade
+  // committed (a slow server).
+  const request = new IDBFactory({ dir }).open('shared', 1);
+  request.onupgradeneeded = () => request.result.createObjectStore('records', { autoIncrement: true });
   request.onsuccess = () => {
     const count = request.result.transaction('records').objectStore('records').count();
     count.onsuccess = () => { console.log(count.result); request.result.close(); };

@@ -229,6 +229,18 @@ impl Session {
         )
         .map_err(pg_io)?;
         tx.commit().map_err(pg_io)?;
+        // This process's own connections need not wait for the notification to come back.
+        let notice = Notice {
+            serial: serial as u64,
+            pid: self.process_id(),
+            owner,
+            change,
+        };
+        *lock(&self.last_read) = Some((
+            self.listener.wakes(self.database_id),
+            Instant::now(),
+            Some(notice),
+        ));
         Ok(serial as u64)
     }
 
