@@ -2,9 +2,13 @@
 //! server use the one at `INDEXA_TEST_PG_URL` (`scripts/pg-test-cluster.sh`) and say so when
 //! it is not set.
 
+mod common;
+
 use std::collections::HashSet;
 use std::path::Path;
 use std::process::{Command, Output};
+
+use common::TestDatabase;
 
 fn indexa(cwd: &Path, data_dir: &str, args: &[&str]) -> Output {
     Command::new(env!("CARGO_BIN_EXE_indexa"))
@@ -43,45 +47,13 @@ fn a_postgres_url_is_a_server_not_a_folder_and_its_password_stays_secret() {
     );
 }
 
-/// A fresh PostgreSQL database on the test server, dropped at the end.
-struct TestDatabase {
-    admin: String,
-    name: String,
-    url: String,
-}
-
-impl TestDatabase {
-    fn new(tag: &str) -> Option<TestDatabase> {
-        let Ok(server) = std::env::var("INDEXA_TEST_PG_URL") else {
-            eprintln!("INDEXA_TEST_PG_URL is not set: PostgreSQL skipped (eval \"$(scripts/pg-test-cluster.sh start)\")");
-            return None;
-        };
-        let admin = format!("{server}/postgres");
-        let name = format!("indexa_cli_{tag}_{}", std::process::id());
-        let mut client = postgres::Client::connect(&admin, postgres::NoTls).unwrap();
-        client
-            .batch_execute(&format!("DROP DATABASE IF EXISTS {name} WITH (FORCE)"))
-            .unwrap();
-        client
-            .batch_execute(&format!("CREATE DATABASE {name}"))
-            .unwrap();
-        Some(TestDatabase {
-            url: format!("{server}/{name}"),
-            admin,
-            name,
-        })
+/// A fresh database on the test server, or `None` (saying so) when no server is set.
+fn test_database(tag: &str) -> Option<TestDatabase> {
+    let db = TestDatabase::new(tag);
+    if db.is_none() {
+        eprintln!("INDEXA_TEST_PG_URL is not set: PostgreSQL skipped (eval \"$(scripts/pg-test-cluster.sh start)\")");
     }
-}
-
-impl Drop for TestDatabase {
-    fn drop(&mut self) {
-        if let Ok(mut client) = postgres::Client::connect(&self.admin, postgres::NoTls) {
-            let _ = client.batch_execute(&format!(
-                "DROP DATABASE IF EXISTS {} WITH (FORCE)",
-                self.name
-            ));
-        }
-    }
+    db
 }
 
 /// Two processes adding to one auto-increment store at once: every add is kept (no lost
@@ -89,7 +61,7 @@ impl Drop for TestDatabase {
 /// one at a time across processes and the current number commits with the records.
 #[test]
 fn two_processes_adding_at_once_lose_nothing_and_never_repeat_a_key() {
-    let Some(db) = TestDatabase::new("two_writers") else {
+    let Some(db) = test_database("two_writers") else {
         return;
     };
     let cwd = tempfile::tempdir().unwrap();
