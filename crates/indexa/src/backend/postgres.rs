@@ -92,7 +92,17 @@ fn pg_error(e: postgres::Error) -> Error {
         Some(code) if *code == SqlState::DISK_FULL => {
             Error::QuotaExceeded(format!("the PostgreSQL server's disk is full: {e}"))
         }
-        _ => Error::Unknown(format!("PostgreSQL failure: {e}")),
+        // A server's error says what happened in its message (e.g. "terminating connection
+        // due to administrator command"); the client's own Display shows only "db error".
+        _ => match e.as_db_error() {
+            Some(db) => Error::Unknown(format!(
+                "PostgreSQL failure: {} {}: {}",
+                db.severity(),
+                db.code().code(),
+                db.message()
+            )),
+            None => Error::Unknown(format!("PostgreSQL failure: {e}")),
+        },
     }
 }
 
@@ -429,7 +439,9 @@ impl PgConnection {
         let first = self.client.borrow_mut().batch_execute(begin);
         match first {
             Ok(()) => Ok(()),
-            Err(e) if e.is_closed() || self.client.borrow().is_closed() => {
+            // A session the server ended answers with a FATAL error first, and only the
+            // next use finds the connection closed.
+            Err(e) if e.is_closed() || self.client.borrow_mut().batch_execute("").is_err() => {
                 *self.client.borrow_mut() = self.server.connect_to(self.id)?;
                 self.statements.borrow_mut().clear();
                 self.batch(begin)
