@@ -185,3 +185,34 @@ fn an_aborted_batch_changes_nothing() {
         Ok(())
     });
 }
+
+/// The same random scripts give the same answers, line for line, and leave the same
+/// database on SQLite and on PostgreSQL (the server at `INDEXA_TEST_PG_URL`; said and
+/// skipped when it is not set).
+#[test]
+fn the_same_lines_give_the_same_answers_on_sqlite_and_postgres() {
+    let Some(db) = common::TestDatabase::new("differential") else {
+        eprintln!("INDEXA_TEST_PG_URL is not set: PostgreSQL skipped (eval \"$(scripts/pg-test-cluster.sh start)\")");
+        return;
+    };
+    let sqlite = Env::sqlite();
+    let factories = [sqlite.factory(), Factory::open_url(&db.url).unwrap()];
+    let mut runner = TestRunner::new(Config {
+        cases: 96,
+        failure_persistence: None,
+        ..Config::default()
+    });
+    let result = runner.run(&prop::collection::vec(line(), 0..12), |lines| {
+        let [on_sqlite, on_postgres] = factories.each_ref().map(|factory| {
+            setup(factory);
+            let answers = run(factory, None, &lines);
+            let upgrade = run(factory, Some(2), &lines);
+            (answers, upgrade, dump(factory))
+        });
+        prop_assert_eq!(on_postgres, on_sqlite);
+        Ok(())
+    });
+    if let Err(e) = result {
+        panic!("{e}");
+    }
+}
