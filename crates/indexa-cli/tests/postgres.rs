@@ -406,3 +406,83 @@ fn conformance_scripts_give_the_same_results_as_on_sqlite() {
     let (code, out, _) = same(&["query", "world", "countries", "--count"], "");
     assert_eq!((code, out.as_str()), (Some(0), "250\n"));
 }
+
+/// `sslmode=require`: the connection is encrypted (rustls, no system OpenSSL) and the
+/// server's certificate verified against the trusted certificates (here the test cluster's
+/// own authority, through `SSL_CERT_FILE`); a certificate from an unknown authority is refused
+/// with a clear message. Needs the test cluster's TLS (`INDEXA_TEST_PG_CA`).
+#[test]
+fn sslmode_require_encrypts_and_verifies_the_server() {
+    let (Some(db), Ok(ca)) = (test_database("tls"), std::env::var("INDEXA_TEST_PG_CA")) else {
+        eprintln!("INDEXA_TEST_PG_CA is not set: TLS skipped (scripts/pg-test-cluster.sh sets it when openssl is at hand)");
+        return;
+    };
+    let url = format!("{}?sslmode=require", db.url);
+    let indexa = |trusted: &str| {
+        Command::new(env!("CARGO_BIN_EXE_indexa"))
+            .arg("--data-dir")
+            .arg(&url)
+            .args(["batch", "db"])
+            .env_remove("INDEXA_DATA_DIR")
+            .env("SSL_CERT_FILE", trusted)
+            .env_remove("SSL_CERT_DIR")
+            .stdin(std::process::Stdio::piped())
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .unwrap()
+    };
+    // A batch holds its connection open while it waits for lines: the server shows it
+    // encrypted.
+    let mut batch = indexa(&ca);
+    let mut input = batch.stdin.take().unwrap();
+    let mut output = std::io::BufReader::new(batch.stdout.take().unwrap());
+    use std::io::{BufRead, Write};
+    writeln!(input, r#"{{"op":"createObjectStore","name":"s"}}"#).unwrap();
+    let mut line = String::new();
+    output.read_line(&mut line).unwrap();
+    assert_eq!(line, "{\"result\":null}\n");
+    let mut admin = postgres::Client::connect(
+        &std::env::var("INDEXA_TEST_PG_URL").unwrap(),
+        postgres::NoTls,
+    )
+    .unwrap();
+    let (encrypted, plain): (i64, i64) = {
+        let row = admin
+            .query_one(
+                "SELECT count(*) FILTER (WHERE s.ssl), count(*) FILTER (WHERE NOT s.ssl) \
+                 FROM pg_stat_ssl s JOIN pg_stat_activity a USING (pid) WHERE a.datname = $1",
+                &[&url_database(&db.url)],
+            )
+            .unwrap();
+        (row.get(0), row.get(1))
+    };
+    assert!(encrypted >= 1, "{encrypted} encrypted connections");
+    assert_eq!(plain, 0);
+    drop(input);
+    let out = batch.wait_with_output().unwrap();
+    assert_eq!(out.status.code(), Some(0));
+
+    // Trusting a certificate that is not the server's authority (the server's own, which
+    // the authority signed): refused.
+    let other = tempfile::NamedTempFile::new().unwrap();
+    std::fs::write(
+        other.path(),
+        std::fs::read_to_string(Path::new(&ca).with_file_name("server.crt")).unwrap(),
+    )
+    .unwrap();
+    let refused = indexa(other.path().to_str().unwrap())
+        .wait_with_output()
+        .unwrap();
+    let stdout = String::from_utf8(refused.stdout).unwrap();
+    assert_eq!(refused.status.code(), Some(1), "{stdout}");
+    assert!(
+        stdout.contains("error performing TLS handshake: invalid peer certificate"),
+        "{stdout}"
+    );
+}
+
+/// The database name at the end of a `postgres://…/name` URL.
+fn url_database(url: &str) -> &str {
+    url.rsplit('/').next().unwrap()
+}
