@@ -317,7 +317,7 @@ fn eight_threads_keep_every_invariant() {
         counts.constraint_errors.load(Ordering::Relaxed)
     );
     assert!(committed > 0 && aborted > 0 && checks > 0);
-    // The final state through a fresh factory: invariants, and SQLite's own check.
+    // The final state through a fresh factory: invariants, and on SQLite its own check.
     drop((db_a, db_b, factory_a, factory_b));
     let factory = place.another();
     let db = open(&factory);

@@ -21,6 +21,7 @@ pub struct TestFactory {
     place: Place,
 }
 
+/// Where a test factory's databases are.
 enum Place {
     Url(String),
     Dir(tempfile::TempDir),
