@@ -1,14 +1,16 @@
 #!/usr/bin/env bash
-# A throw-away PostgreSQL cluster on a loopback port, for the shard router's tests.
+# A throw-away PostgreSQL cluster on a loopback port, for the tests of the engine's PostgreSQL
+# backend, the CLI and the shard router.
 #
 #   eval "$(scripts/pg-test-cluster.sh start)"   # prints: export INDEXA_TEST_PG_URL=postgres://postgres@127.0.0.1:PORT
+#                                                # (and export INDEXA_TEST_PG_CA=… with TLS)
 #   cargo test -p indexa-shard
 #   scripts/pg-test-cluster.sh stop
 #
 # start installs Debian's postgresql package when no initdb is found (needs root), creates a
 # cluster owned by the postgres user (initdb and pg_ctl refuse to run as root) with trust
 # authentication in $INDEXA_PG_DIR (default /tmp/indexa-pg-test), listening only on 127.0.0.1
-# at $INDEXA_PG_PORT (default: the first free port from 54329), and writes the export line to
+# at $INDEXA_PG_PORT (default: the first free port from 54329), and writes the export lines to
 # $INDEXA_PG_DIR/env as well. Tests create their own databases from that URL. When the openssl
 # tool is at hand (Debian's postgresql package brings it), the cluster also accepts TLS with a
 # certificate for 127.0.0.1 from a throw-away certificate authority, whose certificate
