@@ -15,7 +15,7 @@
 
 use std::cell::RefCell;
 use std::collections::HashMap;
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Mutex, OnceLock};
 
 use postgres::error::SqlState;
 use postgres::types::ToSql;
@@ -100,7 +100,17 @@ fn pg_error(e: postgres::Error) -> Error {
         Some(code) if *code == SqlState::DISK_FULL => {
             Error::QuotaExceeded(format!("the PostgreSQL server's disk is full: {e}"))
         }
-        _ => Error::Unknown(format!("PostgreSQL failure: {e}")),
+        // A server's error says what happened in its message (e.g. "terminating connection
+        // due to administrator command"); the client's own Display shows only "db error".
+        _ => match e.as_db_error() {
+            Some(db) => Error::Unknown(format!(
+                "PostgreSQL failure: {} {}: {}",
+                db.severity(),
+                db.code().code(),
+                db.message()
+            )),
+            None => Error::Unknown(format!("PostgreSQL failure: {e}")),
+        },
     }
 }
 
@@ -170,21 +180,28 @@ impl Server {
     }
 
     /// A new client, with TLS when the URL's `sslmode` is `require` (a `prefer` or
-    /// `disable` URL connects without it).
+    /// `disable` URL connects without it); see [`tls_config`].
     pub(crate) fn connect(&self) -> Result<Client> {
         let result = match self.config.get_ssl_mode() {
             postgres::config::SslMode::Disable | postgres::config::SslMode::Prefer => {
                 self.config.connect(NoTls)
             }
             _ => {
-                let tls = native_tls::TlsConnector::new().map_err(|e| {
+                let tls = tls_config().map_err(|e| {
                     Error::Unknown(format!("cannot set up TLS for {}: {e}", self.shown))
                 })?;
                 self.config
-                    .connect(postgres_native_tls::MakeTlsConnector::new(tls))
+                    .connect(tokio_postgres_rustls::MakeRustlsConnect::new(tls))
             }
         };
-        result.map_err(|e| Error::Unknown(format!("cannot connect to {}: {e}", self.shown)))
+        result.map_err(|e| {
+            // The client's message is general ("error performing TLS handshake"); its cause
+            // says what went wrong (e.g. "server does not support TLS").
+            let cause = std::error::Error::source(&e)
+                .map(|c| format!(": {c}"))
+                .unwrap_or_default();
+            Error::Unknown(format!("cannot connect to {}: {e}{cause}", self.shown))
+        })
     }
 
     /// Runs `f` on the catalog connection, connecting again once when the connection was
@@ -341,6 +358,37 @@ impl Server {
     }
 }
 
+/// The TLS settings of `sslmode=require` connections: rustls with the ring provider (no
+/// system OpenSSL), verifying the server's certificate against the system's trusted
+/// certificates as `rustls-native-certs` finds them (the platform's store, or the files
+/// `SSL_CERT_FILE` / `SSL_CERT_DIR` name). Read once per process.
+fn tls_config() -> std::result::Result<rustls::ClientConfig, String> {
+    static CONFIG: OnceLock<std::result::Result<rustls::ClientConfig, String>> = OnceLock::new();
+    CONFIG
+        .get_or_init(|| {
+            let found = rustls_native_certs::load_native_certs();
+            let mut roots = rustls::RootCertStore::empty();
+            roots.add_parsable_certificates(found.certs);
+            if roots.is_empty() {
+                return Err(format!(
+                    "no trusted certificates found on this system (set SSL_CERT_FILE){}",
+                    found
+                        .errors
+                        .first()
+                        .map(|e| format!(": {e}"))
+                        .unwrap_or_default()
+                ));
+            }
+            let provider = Arc::new(rustls::crypto::ring::default_provider());
+            Ok(rustls::ClientConfig::builder_with_provider(provider)
+                .with_safe_default_protocol_versions()
+                .map_err(|e| e.to_string())?
+                .with_root_certificates(roots)
+                .with_no_client_auth())
+        })
+        .clone()
+}
+
 /// The schema of the database with catalog id `id` (an integer: nothing a user wrote).
 fn schema_name(id: i32) -> String {
     format!("idb_{id}")
@@ -455,7 +503,9 @@ impl PgConnection {
         let first = self.client.borrow_mut().batch_execute(begin);
         match first {
             Ok(()) => Ok(()),
-            Err(e) if e.is_closed() || self.client.borrow().is_closed() => {
+            // A session the server ended answers with a FATAL error first, and only the
+            // next use finds the connection closed.
+            Err(e) if e.is_closed() || self.client.borrow_mut().batch_execute("").is_err() => {
                 *self.client.borrow_mut() = self.server.connect_to(self.id)?;
                 self.statements.borrow_mut().clear();
                 self.batch(begin)

@@ -3,18 +3,28 @@
 //! `INDEXA_TEST_PG_URL` (`scripts/pg-test-cluster.sh` starts one), dropped afterwards.
 //!
 //! Tests that call [`Factory::temporary`] or [`Factory::open_dir`] directly are SQLite-only,
-//! each saying why (a file, its damage, its locks or its fsyncs is what they test).
+//! each saying why (a file, its damage, its locks or its fsyncs is what they test); README.md
+//! lists them.
 
 use std::ops::Deref;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
 use indexa::Factory;
 
-/// A factory on the backend under test; its PostgreSQL database is dropped with it.
+/// A factory on the backend under test; its PostgreSQL database (or SQLite directory) is
+/// dropped with it.
 pub struct TestFactory {
     factory: Option<Factory>,
     /// The PostgreSQL server's URL and the test database's name.
     postgres: Option<(String, String)>,
+    /// The test database's URL, or the SQLite data directory.
+    place: Place,
+}
+
+/// Where a test factory's databases are.
+enum Place {
+    Url(String),
+    Dir(tempfile::TempDir),
 }
 
 impl Deref for TestFactory {
@@ -42,12 +52,25 @@ pub fn on_postgres() -> bool {
     std::env::var("INDEXA_TEST_BACKEND").is_ok_and(|b| b == "postgres")
 }
 
+impl TestFactory {
+    /// Another factory over the same databases, as a second process would open them.
+    #[allow(dead_code)]
+    pub fn another(&self) -> Factory {
+        match &self.place {
+            Place::Url(url) => Factory::open_url(url).unwrap(),
+            Place::Dir(dir) => Factory::open_dir(dir.path()).unwrap(),
+        }
+    }
+}
+
 /// A factory with no database in it, on the backend under test.
 pub fn factory() -> TestFactory {
     if !on_postgres() {
+        let dir = tempfile::tempdir().unwrap();
         return TestFactory {
-            factory: Some(Factory::temporary().unwrap()),
+            factory: Some(Factory::open_dir(dir.path()).unwrap()),
             postgres: None,
+            place: Place::Dir(dir),
         };
     }
     static NEXT: AtomicUsize = AtomicUsize::new(0);
@@ -67,9 +90,11 @@ pub fn factory() -> TestFactory {
     client
         .batch_execute(&format!("CREATE DATABASE {name}"))
         .unwrap();
+    let database = format!("{url}/{name}");
     TestFactory {
-        factory: Some(Factory::open_url(&format!("{url}/{name}")).unwrap()),
+        factory: Some(Factory::open_url(&database).unwrap()),
         postgres: Some((format!("{url}/postgres"), name)),
+        place: Place::Url(database),
     }
 }
 
