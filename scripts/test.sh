@@ -35,6 +35,16 @@ trap 'scripts/pg-test-cluster.sh stop' EXIT
 cargo fmt --all -- --check
 cargo test --workspace --all-targets
 cargo test --workspace --doc
+# The engine's and the CLI's backend-neutral tests again on PostgreSQL (the engine's
+# tests/support and the CLI's tests/common make each factory or data directory a fresh database
+# of the cluster and drop it); the SQLite-only ones are listed in README.md.
+INDEXA_TEST_BACKEND=postgres cargo test -p indexa --test seeds --test spec_edge_cases \
+    --test cursors --test cursor_read_ahead --test transactions --test model \
+    --test countries --test stress --test names --test typed_reads --test version_change
+INDEXA_TEST_BACKEND=postgres cargo test -p indexa-cli --test batch_ops --test batch_robustness \
+    --test batch_seeds --test commands --test dump_restore --test import_streaming \
+    --test info_indexes --test list_names --test processes --test query_formats \
+    --test real_data --test schema_commands --test shell
 # The examples assert what they show.
 for example in crates/indexa/examples/*.rs; do
     cargo run -q -p indexa --example "$(basename "$example" .rs)" >/dev/null

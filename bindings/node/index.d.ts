@@ -11,6 +11,18 @@ export interface IndexaFactoryOptions {
    */
   dir?: string;
   /**
+   * An existing PostgreSQL database instead of a directory,
+   * `postgres://user[:password]@host[:port]/dbname` (`?sslmode=require` for TLS); every
+   * process and host using the URL shares its databases, with versionchange and blocked
+   * events between them. Takes precedence over `dir`.
+   */
+  url?: string;
+  /**
+   * Milliseconds a deleteDatabase or an upgrade waits for the other processes' connections
+   * to close before failing with InvalidStateError. Default: 30000.
+   */
+  lockTimeout?: number;
+  /**
    * The in-memory mode: a private temporary directory, removed when the process exits.
    * Takes precedence over `dir`.
    */

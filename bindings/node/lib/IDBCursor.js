@@ -11,7 +11,7 @@ const { revive } = require('./values.js');
 const { liveStore, liveIndex } = require('./schema.js');
 const { checkActive } = require('./transactionLifecycle.js');
 const { placeRequest, placeWrite, placeCloneWrite, cloneWhileInactive, settle } = require('./requests.js');
-const { MAX_READ_AHEAD, forgetRows, runServedStep } = require('./readAhead.js');
+const { MAX_READ_AHEAD, forgetRows, scheduleServedStep } = require('./readAhead.js');
 
 /** The IDBCursorDirection enumeration. */
 const DIRECTIONS = ['next', 'nextunique', 'prev', 'prevunique'];
@@ -149,7 +149,7 @@ function serveStep(cursor, count, left) {
   }
   ti.pending++;
   const run = () => settle(tx, ci.request, () => positioned(cursor, rows, i), null, undefined);
-  ti.servedStep = { run, immediate: setImmediate(() => runServedStep(ti)) };
+  scheduleServedStep(ti, run);
 }
 
 /** A cursor step through the worker, reading the next batch of rows ahead. */

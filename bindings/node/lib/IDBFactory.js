@@ -18,31 +18,45 @@ const { activate, abortTransaction } = require('./transactionLifecycle.js');
 const { newTransaction, newTransactionId } = require('./IDBTransaction.js');
 const { newDatabase } = require('./IDBDatabase.js');
 
-// The databases' connection queues and open connections, by data directory (its real path):
-// every factory of this thread on one directory shares them, so their connections get each
-// other's versionchange and blocked events as connections from one origin do.
-const entriesByDirectory = new Map();
+// The databases' connection queues and open connections, by data directory (its real path)
+// or PostgreSQL URL: every factory of this thread on one place shares them, so their
+// connections get each other's versionchange and blocked events as connections from one
+// origin do.
+const entriesByPlace = new Map();
 
-function entriesOfDirectory(dir) {
-  const key = fs.realpathSync(dir);
-  let entries = entriesByDirectory.get(key);
+function entriesOfPlace(key) {
+  let entries = entriesByPlace.get(key);
   if (!entries) {
     entries = new Map();
-    entriesByDirectory.set(key, entries);
+    entriesByPlace.set(key, entries);
   }
   return entries;
 }
 
+/** Whether `s` is a PostgreSQL URL rather than a directory. */
+function isPostgresUrl(s) {
+  return typeof s === 'string' && /^postgres(ql)?:\/\//.test(s);
+}
+
 /**
  * `IDBFactory`. `new IDBFactory({ dir })` keeps databases in `dir` (created if missing);
- * without `dir` it uses `$INDEXA_DATA_DIR` when set, else a private temporary directory
+ * `new IDBFactory({ url: 'postgres://user@host:port/dbname' })` keeps them in an existing
+ * PostgreSQL database, shared by every process and host using the URL (a `dir` or
+ * `$INDEXA_DATA_DIR` holding such a URL means the same, as for the CLI's `--data-dir`).
+ * Without either it uses `$INDEXA_DATA_DIR` when set, else a private temporary directory
  * removed at exit (the in-memory mode). `{ memory: true }` forces the latter.
  * `{ lockTimeout }`: milliseconds a deleteDatabase or an upgrade waits for other processes
  * to close the database before failing with InvalidStateError (default 30000).
  */
 class IDBFactory {
   constructor(options = {}) {
-    const dir = options.memory ? undefined : (options.dir || process.env.INDEXA_DATA_DIR || undefined);
+    let dir = options.memory ? undefined : (options.dir || process.env.INDEXA_DATA_DIR || undefined);
+    let url = options.memory ? undefined : options.url;
+    if (url !== undefined && !isPostgresUrl(url)) {
+      throw new TypeError('url must be a postgres:// or postgresql:// URL');
+    }
+    if (url === undefined && isPostgresUrl(dir)) url = dir;
+    if (url !== undefined) dir = undefined;
     let lockTimeout;
     if (options.lockTimeout !== undefined) {
       lockTimeout = Number(options.lockTimeout);
@@ -50,12 +64,13 @@ class IDBFactory {
         throw new TypeError('lockTimeout must be a finite number of milliseconds, at least 0');
       }
     }
-    const nf = new native.NativeFactory(dir, lockTimeout);
-    if (dir === undefined) {
+    const nf = new native.NativeFactory(dir, lockTimeout, url);
+    if (url === undefined && dir === undefined) {
       const tmp = nf.dir;
       process.once('exit', () => fs.rmSync(tmp, { recursive: true, force: true }));
     }
-    this[internal] = { native: nf, entries: entriesOfDirectory(nf.dir) };
+    const place = url === undefined ? fs.realpathSync(nf.dir) : nf.url;
+    this[internal] = { native: nf, entries: entriesOfPlace(place) };
   }
 
   open(name, version) {

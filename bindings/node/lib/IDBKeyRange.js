@@ -6,6 +6,8 @@ const { rethrow } = require('./errors.js');
 const { defineInterface } = require('./webidl.js');
 
 function key(value) {
+  // A number other than NaN is a key as it is (-0 becomes 0), without a native call.
+  if (typeof value === 'number' && value === value) return value === 0 ? 0 : value;
   try {
     return native.normalizeKey(value);
   } catch (e) {

@@ -118,16 +118,45 @@ const eventTargetMembers = {
   },
 };
 
-/** Makes `cls` an EventTarget of this package: `cls.prototype` inherits from EventTarget.prototype. */
+// Node's EventTarget keeps its own state in symbol-keyed fields of each instance, which its
+// own methods (called on our objects through EventTarget.prototype) read.
+const nodeTargetFields = Object.getOwnPropertySymbols(new EventTarget());
+
+/** Gives `o` a set of Node's EventTarget fields of its own. */
+function makeNodeTargetFields(o) {
+  const t = new EventTarget();
+  for (const s of nodeTargetFields) {
+    Object.defineProperty(o, s, { value: t[s], writable: true, enumerable: true, configurable: true });
+  }
+}
+
+/**
+ * Makes `cls` an EventTarget of this package: `cls.prototype` inherits from
+ * EventTarget.prototype. Node's EventTarget fields of an instance are made on their first use
+ * (most requests and transactions never need them), through accessors on the prototype.
+ */
 function defineEventTarget(cls) {
-  copyMembers(eventTargetMembers, cls.prototype);
+  const proto = cls.prototype;
+  copyMembers(eventTargetMembers, proto);
+  for (const s of nodeTargetFields) {
+    Object.defineProperty(proto, s, {
+      get() {
+        if (Object.prototype.hasOwnProperty.call(this, 'constructor')) return undefined;
+        makeNodeTargetFields(this);
+        return this[s];
+      },
+      set(value) {
+        if (Object.prototype.hasOwnProperty.call(this, 'constructor')) return;
+        makeNodeTargetFields(this);
+        this[s] = value;
+      },
+      configurable: true,
+    });
+  }
 }
 
 /** Sets up the listeners of an event target made without a constructor (`Object.create`). */
 function initEventTarget(o) {
-  // Node's EventTarget keeps its own state in symbol-keyed fields: give `o` a set of them.
-  const t = new EventTarget();
-  for (const s of Object.getOwnPropertySymbols(t)) o[s] = t[s];
   o[listeners] = new Map();
   o[handlers] = new Map();
 }

@@ -15,6 +15,7 @@
 // were read. The steps themselves are in IDBCursor.js.
 
 const { internal } = require('./internal.js');
+const { queueTask, inTask } = require('./tasks.js');
 
 /** The most records a cursor step reads. */
 const MAX_READ_AHEAD = 256;
@@ -36,13 +37,54 @@ function forgetReadAhead(ti) {
   ti.readAhead.clear();
 }
 
+/**
+ * How long, in milliseconds, steps served from read-ahead rows may follow one another within
+ * one turn of Node's event loop; past it, the next one waits for the loop's next turn
+ * (`setImmediate`), so timers and I/O get their turn.
+ */
+const SERVED_STEPS_PER_TURN_MS = 1;
+
+// When the current run of served steps within one turn of the event loop began, or null.
+let turnStart = null;
+
+/** Whether a served step may run in this turn of the event loop (see SERVED_STEPS_PER_TURN_MS). */
+function servedStepFitsTurn() {
+  const now = performance.now();
+  if (turnStart === null) {
+    turnStart = now;
+    setImmediate(() => { turnStart = null; });
+  }
+  return now - turnStart < SERVED_STEPS_PER_TURN_MS;
+}
+
+/**
+ * Queues `run`, which fires the success event of a step of `ti` served from read-ahead rows.
+ * Called within one of the package's tasks (a success event's dispatch, say), it is a task
+ * queued behind that one (tasks.js: a task of its own, after the transaction went inactive)
+ * while the turn's budget lasts; otherwise it runs from `setImmediate`. A reply of a request
+ * placed after the step runs it first (`runServedStep`).
+ */
+function scheduleServedStep(ti, run) {
+  const served = { run, immediate: null };
+  ti.servedStep = served;
+  if (inTask() && servedStepFitsTurn()) {
+    queueTask(() => {
+      if (ti.servedStep === served) runServedStep(ti);
+    });
+  } else {
+    served.immediate = setImmediate(() => runServedStep(ti));
+  }
+}
+
 /** Fires the success event of the step served from read-ahead rows, if it has not fired yet. */
 function runServedStep(ti) {
   const served = ti.servedStep;
   if (served === null) return;
   ti.servedStep = null;
-  clearImmediate(served.immediate);
+  if (served.immediate !== null) clearImmediate(served.immediate);
   served.run();
 }
 
-module.exports = { MAX_READ_AHEAD, forgetRows, forgetReadAhead, runServedStep };
+module.exports = {
+  MAX_READ_AHEAD, SERVED_STEPS_PER_TURN_MS, forgetRows, forgetReadAhead, scheduleServedStep, runServedStep,
+};

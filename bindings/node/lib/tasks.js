@@ -81,4 +81,9 @@ function runListener(task, steps) {
   }
 }
 
-module.exports = { fire, queueTask, afterMicrotasks };
+/** Whether one of the package's tasks is running (events fired now are queued behind it). */
+function inTask() {
+  return running;
+}
+
+module.exports = { fire, queueTask, afterMicrotasks, inTask };

@@ -112,7 +112,8 @@ pub fn extract_key(env: Env, value: JsUnknown, key_path: JsKeyPath) -> Result<Js
     }
 }
 
-/// The databases of one data directory (or of a private temporary one).
+/// The databases of one data directory (or of a private temporary one), or of one
+/// PostgreSQL database.
 #[napi]
 pub struct NativeFactory {
     factory: Arc<Factory>,
@@ -123,12 +124,18 @@ impl NativeFactory {
     /// `dir`: the data directory (created if missing); `undefined` for a temporary directory
     /// removed when the factory is garbage-collected or the process exits. `lock_timeout`:
     /// milliseconds a deletion or an upgrade waits for other processes to close the database
-    /// (`Factory::set_lock_timeout`); `undefined` for the engine's default.
+    /// (`Factory::set_lock_timeout`); `undefined` for the engine's default. `url`: a
+    /// `postgres://` URL instead of a directory (`Factory::open_url`; `dir` is then ignored).
     #[napi(constructor)]
-    pub fn new(dir: Option<String>, lock_timeout: Option<f64>) -> Result<NativeFactory> {
-        let mut factory = match dir {
-            Some(d) => Factory::open_dir(d),
-            None => Factory::temporary(),
+    pub fn new(
+        dir: Option<String>,
+        lock_timeout: Option<f64>,
+        url: Option<String>,
+    ) -> Result<NativeFactory> {
+        let mut factory = match (url, dir) {
+            (Some(u), _) => Factory::open_url(&u),
+            (None, Some(d)) => Factory::open_dir(d),
+            (None, None) => Factory::temporary(),
         }
         .map_err(engine_error)?;
         if let Some(ms) = lock_timeout {
@@ -147,10 +154,16 @@ impl NativeFactory {
         })
     }
 
-    /// The data directory.
+    /// The data directory (empty for a factory on PostgreSQL).
     #[napi(getter)]
     pub fn dir(&self) -> String {
         self.factory.dir().display().to_string()
+    }
+
+    /// The PostgreSQL URL without its password; `null` for a factory on a directory.
+    #[napi(getter)]
+    pub fn url(&self) -> Option<String> {
+        self.factory.url().map(str::to_owned)
     }
 
     /// Resolves to the version of database `name` (0 when it does not exist).

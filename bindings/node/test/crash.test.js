@@ -9,10 +9,9 @@ const test = require('node:test');
 const assert = require('node:assert/strict');
 const { spawn } = require('node:child_process');
 const fs = require('node:fs');
-const os = require('node:os');
 const path = require('node:path');
 const { IDBFactory } = require('..');
-const { open, done } = require('./helpers.js');
+const { freshPlace, open, done } = require('./helpers.js');
 
 const kills = Number(process.env.INDEXA_NODE_CRASH_KILLS || 50);
 
@@ -92,7 +91,7 @@ function runAndKill(dir, durability, run, rand) {
 
 for (const durability of ['strict', 'relaxed']) {
   test(`a killed child loses no acknowledged transaction and leaves none half there (${durability})`, { timeout: 10 * 60 * 1000 }, async () => {
-    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'indexa-node-crash-'));
+    const dir = freshPlace();
     try {
       const rand = random(durability === 'strict' ? 16 : 61);
       const printed = [];

@@ -191,3 +191,19 @@ test('events fire one task at a time: a request\'s listeners and microtasks fini
   assert.deepEqual(log, ['first a, second pending', 'first microtask', 'first, second listener', 'second b']);
   db.close();
 });
+
+test('Node\'s own EventTarget methods keep separate state per request', async () => {
+  const { getEventListeners } = require('node:events');
+  const { factory } = freshFactory();
+  const db = await open(factory, 'db', 1, (d) => d.createObjectStore('s'));
+  const tx = db.transaction('s', 'readonly');
+  const r1 = tx.objectStore('s').get(1);
+  const r2 = tx.objectStore('s').get(2);
+  const listener = () => {};
+  EventTarget.prototype.addEventListener.call(r1, 'x', listener);
+  assert.deepEqual(getEventListeners(r1, 'x'), [listener]);
+  assert.deepEqual(getEventListeners(r2, 'x'), []);
+  assert.deepEqual(getEventListeners(tx, 'x'), []);
+  await finished(tx);
+  db.close();
+});

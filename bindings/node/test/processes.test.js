@@ -1,5 +1,6 @@
 'use strict';
-// Several processes on one data directory: each test runs a child node process holding a
+// Several processes on one data directory (or one PostgreSQL database with
+// INDEXA_TEST_BACKEND=postgres, also across hosts there): each test runs a child node process holding a
 // connection while this process deletes, upgrades or reads (RELIABILITY.md, "Several
 // processes").
 const test = require('node:test');

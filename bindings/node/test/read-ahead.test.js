@@ -343,3 +343,39 @@ test('read ahead: a step served from rows read ahead obeys abort and commit', as
   await finished(tx2);
   assert.deepEqual(log2, [...range(0, 12), 'inactive', 'complete']);
 });
+
+test('read ahead: steps served from rows read ahead fire each success event in a task of its own', async () => {
+  const db = await numbers(600);
+  const tx = db.transaction('s', 'readonly');
+  const log = [];
+  const request = tx.objectStore('s').openCursor();
+  const seen = await walk(request, (c) => {
+    const k = c.key;
+    log.push(`s${k}`);
+    queueMicrotask(() => log.push(`m${k}`));
+    c.continue();
+  });
+  await finished(tx);
+  assert.deepEqual(seen.map(([k]) => k), range(0, 600));
+  const expected = [];
+  for (const k of range(0, 600)) expected.push(`s${k}`, `m${k}`);
+  assert.deepEqual(log, expected);
+});
+
+test('read ahead: a timer runs during a run of steps served from one batch of rows', async () => {
+  const db = await numbers(400);
+  const tx = db.transaction('s', 'readonly');
+  let current = null;
+  let timerAt = null;
+  // Batches double from 1 row: records 127 to 254 come in one batch of 128 rows, whose steps
+  // are served without the worker; each handler here takes 0.2 ms.
+  const seen = await walk(tx.objectStore('s').openCursor(), (c) => {
+    current = c.key;
+    if (current === 130) setTimeout(() => { timerAt = current; }, 0);
+    if (current > 130 && timerAt === null) busyWait(0.2);
+    c.continue();
+  });
+  await finished(tx);
+  assert.equal(seen.length, 400);
+  assert.ok(timerAt !== null && timerAt < 254, `the timer ran at record ${timerAt}`);
+});

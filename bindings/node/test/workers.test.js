@@ -12,7 +12,7 @@ const fs = require('node:fs');
 const os = require('node:os');
 const path = require('node:path');
 const { IDBFactory } = require('..');
-const { open, done } = require('./helpers.js');
+const { freshPlace, open, done } = require('./helpers.js');
 
 const pkg = path.join(__dirname, '..');
 
@@ -49,7 +49,7 @@ request.onsuccess = () => {
 `;
 
 test('the package loads in several worker threads; they create one database at once and their readwrite transactions are serialised', async () => {
-  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'indexa-node-workers-'));
+  const dir = freshPlace();
   try {
     const threads = 4;
     const each = 50;
@@ -118,7 +118,7 @@ function upgradeX(factory, events, onBlocked) {
 }
 
 test('an upgrade in one thread tells a connection of another thread (versionchange), is blocked, and goes on once it closes', async () => {
-  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'indexa-node-workers-'));
+  const dir = freshPlace();
   try {
     const h = await startHolder(dir);
     const events = [];
@@ -134,7 +134,7 @@ test('an upgrade in one thread tells a connection of another thread (versionchan
 });
 
 test('a connection of another thread closed by its versionchange handler does not block the upgrade', async () => {
-  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'indexa-node-workers-'));
+  const dir = freshPlace();
   try {
     const h = await startHolder(dir, true);
     const events = [];
@@ -149,7 +149,7 @@ test('a connection of another thread closed by its versionchange handler does no
 });
 
 test('an upgrade blocked by another thread that never closes fails after lockTimeout; that connection keeps version 1', async () => {
-  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'indexa-node-workers-'));
+  const dir = freshPlace();
   try {
     const h = await startHolder(dir);
     const events = [];
@@ -208,7 +208,10 @@ request.onsuccess = () => {
       ? new Promise((resolve) => { w.on('exit', resolve); w.postMessage('exit'); })
       : w.terminate())));
   }
-  const request = new IDBFactory({ dir }).open('shared');
+  // At version 1 with its store even when every worker was stopped before its upgrade
+  // committed (a slow server).
+  const request = new IDBFactory({ dir }).open('shared', 1);
+  request.onupgradeneeded = () => request.result.createObjectStore('records', { autoIncrement: true });
   request.onsuccess = () => {
     const count = request.result.transaction('records').objectStore('records').count();
     count.onsuccess = () => { console.log(count.result); request.result.close(); };
@@ -217,7 +220,7 @@ request.onsuccess = () => {
 `;
 
 test('threads that exit or are terminated mid-transaction crash nothing and leave no partial transaction', () => {
-  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'indexa-node-workers-'));
+  const dir = freshPlace();
   try {
     const out = spawnSync(process.execPath, ['-e', exits, dir], { encoding: 'utf8', timeout: 120000 });
     assert.equal(out.signal, null, out.stderr);

@@ -19,8 +19,30 @@ fn to_value<T: serde::Serialize>(record: &T) -> Res<Value> {
     indexa::to_value(record)
 }
 
+/// The factory the workloads run on: over `dir`, or with `INDEXA_BENCH_PG_URL` set on that
+/// PostgreSQL database, with the database "bench" deleted first.
+fn factory(dir: &Path) -> Res<Factory> {
+    match std::env::var("INDEXA_BENCH_PG_URL") {
+        Ok(url) => {
+            let factory = Factory::open_url(&url)?;
+            factory.delete_database("bench")?;
+            Ok(factory)
+        }
+        Err(_) => Factory::open_dir(dir),
+    }
+}
+
+/// Another factory over the databases [`factory`] made, as a second thread or process opens
+/// them.
+fn reopen(dir: &Path) -> Res<Factory> {
+    match std::env::var("INDEXA_BENCH_PG_URL") {
+        Ok(url) => Factory::open_url(&url),
+        Err(_) => Factory::open_dir(dir),
+    }
+}
+
 fn open_cities(dir: &Path) -> Res<Database> {
-    let factory = Factory::open_dir(dir)?;
+    let factory = factory(dir)?;
     factory.open("bench", Some(1), |tx, _, _| {
         let s = tx.create_object_store("cities", None, true)?;
         s.create_index("country", KeyPath::parse("country")?, false, false)?;
@@ -154,7 +176,7 @@ pub fn cities(data: &Path, n: usize, scale_only: bool, rounds: usize, reads: usi
 pub fn flights(data: &Path, n: usize, counts: usize) -> Res<()> {
     let flights = data::flights(data, n);
     let dir = tempfile::tempdir().expect("temp dir");
-    let factory = Factory::open_dir(dir.path())?;
+    let factory = factory(dir.path())?;
     let db = factory.open("bench", Some(1), |tx, _, _| {
         let s = tx.create_object_store("flights", None, true)?;
         s.create_index("delay", KeyPath::parse("delay")?, false, false)?;
@@ -188,7 +210,7 @@ pub fn flights(data: &Path, n: usize, counts: usize) -> Res<()> {
 pub fn transactions(data: &Path, n: usize, strict: bool) -> Res<()> {
     let cities = data::cities(data, n);
     let dir = tempfile::tempdir().expect("temp dir");
-    let factory = Factory::open_dir(dir.path())?;
+    let factory = factory(dir.path())?;
     let db = factory.open("bench", Some(1), |tx, _, _| {
         tx.create_object_store("notes", None, true)?;
         Ok(())
@@ -232,7 +254,7 @@ pub fn mixed(data: &Path, n: usize, threads: usize, ops: usize) -> Res<()> {
             .map(|thread| {
                 let (dir, cities) = (dir.path(), &cities);
                 s.spawn(move || -> Res<u64> {
-                    let db = Factory::open_dir(dir)?.open("bench", None, |_, _, _| Ok(()))?;
+                    let db = reopen(dir)?.open("bench", None, |_, _, _| Ok(()))?;
                     let mut found = 0u64;
                     for (k, write) in data::mixed_ops(n, thread, ops) {
                         let key = Key::Number(f64::from(k));
@@ -264,4 +286,46 @@ pub fn mixed(data: &Path, n: usize, threads: usize, ops: usize) -> Res<()> {
     metric("mixed", t.elapsed());
     check("mixed", found);
     Ok(())
+}
+
+fn open_notes(factory: &Factory) -> Res<Database> {
+    factory.open("bench", Some(1), |tx, _, _| {
+        tx.create_object_store("notes", None, true)?;
+        Ok(())
+    })
+}
+
+/// Makes the database the writer processes of [`write_notes`] fill (on PostgreSQL: the
+/// factory of `INDEXA_BENCH_PG_URL`).
+pub fn prepare_concurrent() -> Res<()> {
+    let dir = tempfile::tempdir().expect("temp dir");
+    open_notes(&factory(dir.path())?).map(drop)
+}
+
+/// One of several writer processes: `n` readwrite transactions of one `add` each (strict),
+/// with generated keys.
+pub fn write_notes(data: &Path, n: usize, writer: usize) -> Res<()> {
+    let url =
+        std::env::var("INDEXA_BENCH_PG_URL").expect("the writers share a PostgreSQL database");
+    let cities = data::cities(data, n * (writer + 1));
+    let db = open_notes(&Factory::open_url(&url)?)?;
+    for c in &cities[n * writer..] {
+        let tx = db.transaction(&["notes"], TransactionMode::ReadWrite)?;
+        tx.object_store("notes")?.add(to_value(c)?, None)?;
+        tx.commit()?;
+    }
+    Ok(())
+}
+
+/// After the writers: (records, distinct keys).
+pub fn concurrent_result() -> Res<(u64, u64)> {
+    let url =
+        std::env::var("INDEXA_BENCH_PG_URL").expect("the writers share a PostgreSQL database");
+    let db = open_notes(&Factory::open_url(&url)?)?;
+    let tx = db.transaction(&["notes"], TransactionMode::ReadOnly)?;
+    let store = tx.object_store("notes")?;
+    // In key order, so a repeated key would be next to itself.
+    let mut keys = store.get_all_keys(Query::all())?;
+    keys.dedup();
+    Ok((store.count(None)?, keys.len() as u64))
 }

@@ -3,8 +3,12 @@
 //! the harness runs it when they are missing), in one run.
 //!
 //! ```text
-//! cargo run --release -p indexa-bench -- [--quick] [--runs N] [--data DIR]
+//! cargo run --release -p indexa-bench -- [--quick] [--runs N] [--data DIR] [--postgres URL]
 //! ```
+//!
+//! With `--postgres URL` it runs instead Indexa on that PostgreSQL database
+//! (`Factory::open_url`) beside hand-written SQL on the same server (`postgres_side`), at the
+//! `--quick` sizes, plus several writer processes on one database at once.
 //!
 //! Every measurement runs in a fresh child process (this binary with `--worker`, or
 //! `node bench/idb-bench.mjs`), so each system's peak resident memory (`VmHWM`, or Node's
@@ -13,6 +17,7 @@
 
 mod data;
 mod indexa_side;
+mod postgres_side;
 mod report;
 mod sqlite_side;
 
@@ -27,6 +32,10 @@ enum System {
     Indexa,
     Sqlite,
     FakeIdb,
+    /// Indexa on PostgreSQL (`--postgres`).
+    IndexaPg,
+    /// Hand-written SQL on the same PostgreSQL server.
+    Postgres,
 }
 
 const SYSTEMS: [System; 3] = [System::Indexa, System::Sqlite, System::FakeIdb];
@@ -37,6 +46,8 @@ impl System {
             System::Indexa => "Indexa",
             System::Sqlite => "raw SQLite",
             System::FakeIdb => "fake-indexeddb",
+            System::IndexaPg => "Indexa on PostgreSQL",
+            System::Postgres => "SQL on PostgreSQL",
         }
     }
 }
@@ -270,7 +281,30 @@ fn parse_output(text: &str) -> RunResult {
     r
 }
 
-fn run_child(system: System, job: &Job, data: &Path) -> Result<RunResult, String> {
+/// The writer processes of the concurrent job, and the transactions each runs.
+fn plan_concurrent(quick: bool) -> Job {
+    let (clients, per) = if quick { (2, 100) } else { (4, 500) };
+    Job {
+        title: format!("{clients} writer processes"),
+        args: vec!["concurrent".into(), clients.to_string(), per.to_string()],
+        fake_idb: false,
+        rows: vec![(
+            "concurrent",
+            format!(
+                "{clients} processes × {} readwrite transactions of one `add` into one database at once, strict",
+                thousands(per)
+            ),
+            clients * per,
+        )],
+    }
+}
+
+fn run_child(
+    system: System,
+    job: &Job,
+    data: &Path,
+    postgres: Option<&str>,
+) -> Result<RunResult, String> {
     let mut cmd = match system {
         System::FakeIdb => {
             let mut c = Command::new("node");
@@ -281,13 +315,20 @@ fn run_child(system: System, job: &Job, data: &Path) -> Result<RunResult, String
         _ => {
             let mut c = Command::new(std::env::current_exe().map_err(|e| e.to_string())?);
             c.arg("--worker").arg(match system {
-                System::Indexa => "indexa",
+                System::Indexa | System::IndexaPg => "indexa",
+                System::Postgres => "postgres",
                 _ => "sqlite",
             });
+            if let Some(url) = postgres {
+                c.env("INDEXA_BENCH_PG_URL", url);
+            }
             c
         }
     };
     cmd.arg(data).args(&job.args);
+    if matches!(system, System::Indexa | System::Sqlite | System::FakeIdb) {
+        cmd.env_remove("INDEXA_BENCH_PG_URL");
+    }
     let out = cmd
         .output()
         .map_err(|e| format!("cannot start {system:?}: {e}"))?;
@@ -349,6 +390,7 @@ fn harness(args: &[String]) -> Result<(), String> {
     let mut quick = false;
     let mut runs = 5usize;
     let mut data = None;
+    let mut postgres = None;
     let mut it = args.iter();
     while let Some(a) = it.next() {
         match a.as_str() {
@@ -361,9 +403,10 @@ fn harness(args: &[String]) -> Result<(), String> {
                     .ok_or("--runs needs a number ≥ 1")?
             }
             "--data" => data = Some(it.next().ok_or("--data needs a directory")?.into()),
+            "--postgres" => postgres = Some(it.next().ok_or("--postgres needs a URL")?.clone()),
             other => {
                 return Err(format!(
-                "unknown argument {other:?}; usage: indexa-bench [--quick] [--runs N] [--data DIR]"
+                "unknown argument {other:?}; usage: indexa-bench [--quick] [--runs N] [--data DIR] [--postgres URL]"
             ))
             }
         }
@@ -372,6 +415,9 @@ fn harness(args: &[String]) -> Result<(), String> {
         Some(dir) => dir,
         None => default_data_dir()?,
     };
+    if let Some(url) = postgres {
+        return postgres_harness(&url, quick, runs, &data);
+    }
     let node = ensure_node_modules();
     let jobs = plan(quick);
     let started = Instant::now();
@@ -391,7 +437,7 @@ fn harness(args: &[String]) -> Result<(), String> {
                     system.label(),
                     run + 1
                 );
-                let r = run_child(system, job, &data)?;
+                let r = run_child(system, job, &data, None)?;
                 per.entry(system).or_default().push(r);
             }
         }
@@ -521,6 +567,121 @@ fn harness(args: &[String]) -> Result<(), String> {
     Ok(())
 }
 
+/// `--postgres URL`: Indexa on PostgreSQL beside hand-written SQL on the same server, always
+/// at the `--quick` sizes (a server round trip per request would make the full sizes take
+/// hours), plus the concurrent writers job (`--quick`: 2 writers × 100 transactions, else
+/// 4 × 500).
+fn postgres_harness(url: &str, quick: bool, runs: usize, data: &Path) -> Result<(), String> {
+    let mut jobs = plan(true);
+    jobs.push(plan_concurrent(quick));
+    let systems = [System::IndexaPg, System::Postgres];
+    let started = Instant::now();
+    let mut results: Vec<BTreeMap<System, Vec<RunResult>>> = Vec::new();
+    for job in &jobs {
+        let mut per: BTreeMap<System, Vec<RunResult>> = BTreeMap::new();
+        for run in 0..runs {
+            for system in systems {
+                eprintln!(
+                    "[{:>6.1} s] {} — {} (run {}/{runs})",
+                    started.elapsed().as_secs_f64(),
+                    job.title,
+                    system.label(),
+                    run + 1
+                );
+                let r = run_child(system, job, data, Some(url))?;
+                per.entry(system).or_default().push(r);
+            }
+        }
+        results.push(per);
+    }
+    println!(
+        "Medians of {runs} runs; each system in its own process (the concurrent job: its own \
+         writer processes), both on the same PostgreSQL server. Ratios are Indexa's time \
+         divided by the hand-written SQL's (\"slower\": Indexa takes longer).\n"
+    );
+    println!("| workload | Indexa on PostgreSQL | SQL on PostgreSQL | Indexa vs SQL |");
+    println!("|---|---|---|---|");
+    let mut mismatches = Vec::new();
+    for (job, per) in jobs.iter().zip(&results) {
+        for (metric, label, ops) in &job.rows {
+            let med = |s: System| median(per[&s].iter().map(|r| r.metrics[*metric]).collect());
+            let cell = |t: f64| {
+                if *ops > 0 {
+                    format!("{} ({:.2} µs/op)", fmt_time(t), t * 1e6 / *ops as f64)
+                } else {
+                    fmt_time(t)
+                }
+            };
+            let (i, p) = (med(System::IndexaPg), med(System::Postgres));
+            println!(
+                "| {label} | {} | {} | {} |",
+                cell(i),
+                cell(p),
+                fmt_ratio(i, p)
+            );
+            let checks: Vec<(System, Option<u64>)> = per
+                .iter()
+                .map(|(s, runs)| (*s, runs[0].checks.get(*metric).copied()))
+                .collect();
+            if checks.windows(2).any(|w| w[0].1 != w[1].1) {
+                mismatches.push(format!("{label}: {checks:?}"));
+            }
+        }
+    }
+    eprintln!("finished in {:.0} s", started.elapsed().as_secs_f64());
+    if !mismatches.is_empty() {
+        return Err(format!(
+            "the systems did not return the same results:\n{}",
+            mismatches.join("\n")
+        ));
+    }
+    Ok(())
+}
+
+/// The concurrent job in a worker: makes the empty database, starts `clients` writer
+/// processes of `per` transactions each at once, and times them until the last one ends;
+/// then checks that every record is there under a key of its own.
+fn concurrent(system: &str, data: &Path, clients: usize, per: usize) -> Result<(), String> {
+    let indexa = system == "indexa";
+    if indexa {
+        indexa_side::prepare_concurrent().map_err(|e| e.to_string())?;
+    } else {
+        postgres_side::prepare_concurrent().map_err(|e| e.to_string())?;
+    }
+    let exe = std::env::current_exe().map_err(|e| e.to_string())?;
+    let t = Instant::now();
+    let writers = (0..clients)
+        .map(|w| {
+            Command::new(&exe)
+                .args(["--worker", system])
+                .arg(data)
+                .args(["writer", &per.to_string(), &w.to_string()])
+                .spawn()
+                .map_err(|e| format!("cannot start a writer: {e}"))
+        })
+        .collect::<Result<Vec<_>, String>>()?;
+    for mut w in writers {
+        let status = w.wait().map_err(|e| e.to_string())?;
+        if !status.success() {
+            return Err(format!("a writer failed ({status})"));
+        }
+    }
+    report::metric("concurrent", t.elapsed());
+    let (records, distinct) = if indexa {
+        indexa_side::concurrent_result().map_err(|e| e.to_string())?
+    } else {
+        postgres_side::concurrent_result().map_err(|e| e.to_string())?
+    };
+    report::check("concurrent", records);
+    if records != (clients * per) as u64 || distinct != records {
+        return Err(format!(
+            "{} writes committed, {records} records found under {distinct} distinct keys",
+            clients * per
+        ));
+    }
+    Ok(())
+}
+
 fn num(args: &[String], i: usize) -> Result<usize, String> {
     args.get(i)
         .and_then(|a| a.parse().ok())
@@ -534,12 +695,15 @@ fn worker(args: &[String]) -> Result<(), String> {
     let group = args.get(2).map(String::as_str).unwrap_or("");
     let rest = &args[3.min(args.len())..];
     let indexa = system == "indexa";
+    let sql = system == "postgres";
     match group {
         "cities" => {
             let (n, scale) = (num(rest, 0)?, rest.get(1).is_some_and(|m| m == "scale"));
             let (rounds, reads) = (num(rest, 2)?, num(rest, 3)?);
             if indexa {
                 indexa_side::cities(&data, n, scale, rounds, reads).map_err(|e| e.to_string())
+            } else if sql {
+                postgres_side::cities(&data, n, scale, rounds, reads).map_err(|e| e.to_string())
             } else {
                 sqlite_side::cities(&data, n, scale, rounds, reads).map_err(|e| e.to_string())
             }
@@ -548,6 +712,8 @@ fn worker(args: &[String]) -> Result<(), String> {
             let (n, counts) = (num(rest, 0)?, num(rest, 1)?);
             if indexa {
                 indexa_side::flights(&data, n, counts).map_err(|e| e.to_string())
+            } else if sql {
+                postgres_side::flights(&data, n, counts).map_err(|e| e.to_string())
             } else {
                 sqlite_side::flights(&data, n, counts).map_err(|e| e.to_string())
             }
@@ -564,9 +730,20 @@ fn worker(args: &[String]) -> Result<(), String> {
             let (n, strict) = (num(rest, 0)?, rest.get(1).is_some_and(|m| m == "strict"));
             if indexa {
                 indexa_side::transactions(&data, n, strict).map_err(|e| e.to_string())
+            } else if sql {
+                postgres_side::transactions(&data, n, strict).map_err(|e| e.to_string())
             } else {
                 sqlite_side::transactions(&data, n, strict).map_err(|e| e.to_string())
             }
+        }
+        "concurrent" => concurrent(system, &data, num(rest, 0)?, num(rest, 1)?),
+        "writer" => {
+            let (n, writer) = (num(rest, 0)?, num(rest, 1)?);
+            return if indexa {
+                indexa_side::write_notes(&data, n, writer).map_err(|e| e.to_string())
+            } else {
+                postgres_side::write_notes(&data, n, writer).map_err(|e| e.to_string())
+            };
         }
         other => Err(format!("unknown worker group {other:?}")),
     }?;

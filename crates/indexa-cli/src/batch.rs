@@ -82,7 +82,11 @@ pub fn run_in_dir<R: BufRead, W: Write>(
     input: R,
     mut output: W,
 ) -> io::Result<Outcome> {
-    match Factory::open_dir(dir.path()) {
+    let made = match dir.url() {
+        Some(url) => Factory::open_url(url),
+        None => Factory::open_dir(dir.path()),
+    };
+    match made {
         Ok(mut factory) => {
             factory.set_lock_timeout(dir.lock_timeout());
             run(&factory, &args.db, args, input, output)

@@ -201,6 +201,7 @@ fn open_file(path: &Path, access: OpenFlags) -> Result<Connection, Stop> {
 /// when SQLite reads it without fault but it is not an Indexa database of that name;
 /// [`Failure::Quiet`] (exit status 1) when problems were found.
 pub fn check<W: Write>(dir: &DataDir, a: &CheckArgs, out: &mut Lines<W>) -> CmdResult {
+    dir.files_only("check")?;
     let missing = || dir.missing(&a.db);
     let factory = dir.existing_factory()?.ok_or_else(missing)?;
     let path = factory.database_path(&a.db);

@@ -433,6 +433,7 @@ fn restore_into(
 /// naming the line for a malformed dump; `UnknownError` for I/O failures; engine errors (e.g.
 /// `ConstraintError` for a duplicate key).
 pub fn restore(dir: &DataDir, a: &RestoreArgs) -> CmdResult {
+    dir.files_only("restore")?;
     let factory = dir.factory()?;
     if DataDir::version_of(&factory, &a.db)? > 0 && !a.replace {
         return Err(CliError::new(

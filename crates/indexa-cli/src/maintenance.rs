@@ -68,6 +68,7 @@ fn open(path: &Path) -> Result<Connection, CliError> {
 /// still has that copy open after the lock timeout (with `--replace`); `UnknownError` for
 /// I/O and SQLite failures.
 pub fn backup(dir: &DataDir, a: &BackupArgs) -> CmdResult {
+    dir.files_only("backup")?;
     let source = existing_file(dir, &a.db)?;
     let mut target_dir = Factory::open_dir(&a.dir)?;
     target_dir.set_lock_timeout(dir.lock_timeout());
@@ -156,6 +157,7 @@ pub fn backup(dir: &DataDir, a: &BackupArgs) -> CmdResult {
 /// # Errors
 /// `NotFoundError` for a missing database; `UnknownError` for SQLite failures.
 pub fn vacuum(dir: &DataDir, a: &VacuumArgs) -> CmdResult {
+    dir.files_only("vacuum")?;
     let path = existing_file(dir, &a.db)?;
     let size = || fs::metadata(&path).map_or(0, |m| m.len());
     let before = size();

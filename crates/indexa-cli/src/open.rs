@@ -1,4 +1,5 @@
-//! Finding the data directory and opening databases for the commands.
+//! Finding the data directory (or PostgreSQL database) and opening databases for the
+//! commands.
 
 use std::path::{Path, PathBuf};
 use std::time::Duration;
@@ -7,7 +8,8 @@ use indexa::{Database, Factory};
 
 use crate::error::CliError;
 
-/// The data directory given by `--data-dir` (or `INDEXA_DATA_DIR`).
+/// The data directory given by `--data-dir` (or `INDEXA_DATA_DIR`): a directory of SQLite
+/// files, or a `postgres://user@host:port/dbname` URL of an existing PostgreSQL database.
 #[derive(Debug, Clone)]
 pub struct DataDir {
     path: PathBuf,
@@ -37,8 +39,32 @@ impl DataDir {
         self.lock_timeout
     }
 
+    /// The PostgreSQL URL, when the data directory is one.
+    pub fn url(&self) -> Option<&str> {
+        self.path
+            .to_str()
+            .filter(|p| p.starts_with("postgres://") || p.starts_with("postgresql://"))
+    }
+
+    /// Refuses `command` on a PostgreSQL database: it works on SQLite files.
+    ///
+    /// # Errors
+    /// `InvalidStateError` when the data directory is a PostgreSQL URL.
+    pub fn files_only(&self, command: &str) -> Result<(), CliError> {
+        match self.url() {
+            Some(_) => Err(CliError::new(
+                "InvalidStateError",
+                format!("indexa {command} works on the SQLite files of a data directory, not on a PostgreSQL database"),
+            )),
+            None => Ok(()),
+        }
+    }
+
     fn factory_over(&self) -> Result<Factory, CliError> {
-        let mut factory = Factory::open_dir(&self.path)?;
+        let mut factory = match self.url() {
+            Some(url) => Factory::open_url(url)?,
+            None => Factory::open_dir(&self.path)?,
+        };
         factory.set_lock_timeout(self.lock_timeout);
         Ok(factory)
     }
@@ -63,7 +89,7 @@ impl DataDir {
     /// # Errors
     /// `UnknownError` if the directory cannot be opened.
     pub fn existing_factory(&self) -> Result<Option<Factory>, CliError> {
-        if self.path.is_dir() {
+        if self.url().is_some() || self.path.is_dir() {
             Ok(Some(self.factory_over()?))
         } else {
             Ok(None)
@@ -82,12 +108,14 @@ impl DataDir {
 
     /// The `NotFoundError` for database `name`, which is not in this data directory.
     pub fn missing(&self, name: &str) -> CliError {
+        let place = match self.url() {
+            // Never the URL, which may hold a password.
+            Some(_) => "the PostgreSQL database".to_string(),
+            None => self.path.display().to_string(),
+        };
         CliError::new(
             "NotFoundError",
-            format!(
-                "database {name:?} does not exist in {}",
-                self.path.display()
-            ),
+            format!("database {name:?} does not exist in {place}"),
         )
     }
 

@@ -24,7 +24,7 @@ fn indexa(data_dir: &std::path::Path, args: &[&str]) -> std::process::Output {
 
 #[test]
 fn a_backup_taken_while_a_writer_runs_opens_and_passes_check() {
-    let env = Env::new();
+    let env = Env::sqlite();
     ok(&env, &["create-store", "db", "s", "--auto-increment"]);
     ok(&env, &["create-index", "db", "s", "n", "n"]);
     // A writer adding records in transactions of 50 until told to stop.
@@ -62,7 +62,7 @@ fn a_backup_taken_while_a_writer_runs_opens_and_passes_check() {
 
 #[test]
 fn backup_refuses_to_overwrite_unless_replace() {
-    let env = Env::new();
+    let env = Env::sqlite();
     ok(&env, &["create-store", "db", "s"]);
     ok(&env, &["put", "db", "s", "1", "--key", "1"]);
     let backups = env.dir.path().join("b");
@@ -95,7 +95,7 @@ fn backup_refuses_to_overwrite_unless_replace() {
 
 #[test]
 fn vacuum_shrinks_the_file_and_keeps_the_data() {
-    let env = Env::new();
+    let env = Env::sqlite();
     ok(&env, &["create-store", "db", "s"]);
     let big = format!("\"{}\"", "x".repeat(100_000));
     let lines: Vec<String> = (0..40)
@@ -140,7 +140,7 @@ fn vacuum_shrinks_the_file_and_keeps_the_data() {
 #[test]
 fn a_backup_has_the_database_files_permissions() {
     use std::os::unix::fs::PermissionsExt;
-    let env = Env::new();
+    let env = Env::sqlite();
     ok(&env, &["create-store", "db", "s"]);
     let source = env.data_dir().join("db-db.indexa");
     for mode in [0o644, 0o640] {
@@ -156,7 +156,7 @@ fn a_backup_has_the_database_files_permissions() {
 /// would replace the database with itself; it is refused and changes nothing.
 #[test]
 fn a_backup_into_the_databases_own_directory_is_refused() {
-    let env = Env::new();
+    let env = Env::sqlite();
     ok(&env, &["create-store", "db", "s"]);
     ok(&env, &["put", "db", "s", "1", "--key", "1"]);
     let data = env.data_dir();

@@ -4,7 +4,6 @@
 mod common;
 
 use common::{script, Env};
-use indexa::Factory;
 use indexa_cli::batch::{self, BatchArgs, DurabilityArg, Mode, Outcome};
 
 const COMMITTED: &str = r#"{"transaction":"committed"}"#;
@@ -539,7 +538,7 @@ fn malformed_json_is_a_syntax_error() {
     // A line that is not UTF-8.
     let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_indexa"))
         .arg("--data-dir")
-        .arg(env.data_dir())
+        .arg(env.data_arg())
         .args(["batch", "db"])
         .stdin(std::process::Stdio::piped())
         .stdout(std::process::Stdio::piped())
@@ -877,7 +876,8 @@ fn usage_errors_exit_2() {
 
 #[test]
 fn the_protocol_runs_in_process() {
-    let factory = Factory::temporary().unwrap();
+    let env = Env::new();
+    let factory = env.factory();
     let args = BatchArgs {
         db: "mem".into(),
         version: None,
@@ -928,7 +928,7 @@ fn output_is_written_as_each_op_runs() {
     let env = fixture();
     let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_indexa"))
         .arg("--data-dir")
-        .arg(env.data_dir())
+        .arg(env.data_arg())
         .args(["batch", "db"])
         .stdin(std::process::Stdio::piped())
         .stdout(std::process::Stdio::piped())

@@ -4,9 +4,13 @@
 //! line, ends with its transaction line, and a batch that ends in `abort` leaves the database
 //! exactly as it was.
 
+mod common;
+
+use common::Env;
 use indexa::Factory;
 use indexa_cli::batch::{self, BatchArgs, DurabilityArg, Mode, Outcome};
 use proptest::prelude::*;
+use proptest::test_runner::{Config, TestRunner};
 
 /// Store `s` (key path `id`, unique index `u` on `u`, multiEntry index `tags`) and store `t`
 /// (key generator), with a few records.
@@ -93,12 +97,12 @@ fn run(factory: &Factory, version: Option<u64>, lines: &[String]) -> (Outcome, V
     (outcome, text.lines().map(str::to_owned).collect())
 }
 
-fn setup() -> Factory {
-    let factory = Factory::temporary().unwrap();
+/// Makes database `db` afresh: the setup's stores and records at version 1.
+fn setup(factory: &Factory) {
+    factory.delete_database("db").unwrap();
     let lines: Vec<String> = SETUP.iter().map(|l| (*l).to_owned()).collect();
-    let (outcome, _) = run(&factory, Some(1), &lines);
+    let (outcome, _) = run(factory, Some(1), &lines);
     assert_eq!(outcome, Outcome::Committed);
-    factory
 }
 
 /// Everything in the database, as the protocol prints it.
@@ -121,13 +125,31 @@ fn is_answer(line: &str) -> bool {
         && serde_json::from_str::<serde_json::Value>(line).is_ok()
 }
 
-proptest! {
-    #![proptest_config(ProptestConfig::with_cases(96))]
+/// Runs `case` on 96 random scripts, each on database `db` made afresh in one factory on
+/// the backend under test.
+fn for_scripts(
+    case: impl Fn(&Factory, Vec<String>) -> Result<(), proptest::test_runner::TestCaseError>,
+) {
+    let env = Env::new();
+    let factory = env.factory();
+    let mut runner = TestRunner::new(Config {
+        cases: 96,
+        failure_persistence: None,
+        ..Config::default()
+    });
+    let result = runner.run(&prop::collection::vec(line(), 0..12), |lines| {
+        setup(&factory);
+        case(&factory, lines)
+    });
+    if let Err(e) = result {
+        panic!("{e}");
+    }
+}
 
-    #[test]
-    fn arbitrary_lines_get_answers(lines in prop::collection::vec(line(), 0..12)) {
-        let factory = setup();
-        let (outcome, out) = run(&factory, None, &lines);
+#[test]
+fn arbitrary_lines_get_answers() {
+    for_scripts(|factory, lines| {
+        let (outcome, out) = run(factory, None, &lines);
         let last = out.last().expect("a transaction line");
         match outcome {
             Outcome::Committed => prop_assert_eq!(last, r#"{"transaction":"committed"}"#),
@@ -138,25 +160,59 @@ proptest! {
             prop_assert!(is_answer(answer), "not an answer: {}", answer);
         }
         // The same lines as an upgrade of the database never panic either.
-        let (outcome, _) = run(&factory, Some(2), &lines);
+        let (outcome, _) = run(factory, Some(2), &lines);
         prop_assert_ne!(outcome, Outcome::OpenFailed);
-    }
+        Ok(())
+    });
+}
 
-    #[test]
-    fn an_aborted_batch_changes_nothing(lines in prop::collection::vec(line(), 0..12)) {
-        let factory = setup();
-        let before = dump(&factory);
+#[test]
+fn an_aborted_batch_changes_nothing() {
+    for_scripts(|factory, lines| {
+        let before = dump(factory);
         let mut lines: Vec<String> = lines
             .into_iter()
             .filter(|l| !l.contains("commit"))
             .collect();
         lines.push(r#"{"op":"abort"}"#.to_owned());
-        let (outcome, out) = run(&factory, None, &lines);
+        let (outcome, out) = run(factory, None, &lines);
         prop_assert_eq!(outcome, Outcome::Aborted, "{:?}", out);
-        prop_assert_eq!(dump(&factory), before);
+        prop_assert_eq!(dump(factory), before);
         // The key generator was rolled back too: the next generated key is still 2.
         let add = [r#"{"op":"add","store":"t","value":0}"#.to_owned()];
-        let (_, out) = run(&factory, None, &add);
+        let (_, out) = run(factory, None, &add);
         prop_assert_eq!(&out[0], r#"{"result":2}"#);
+        Ok(())
+    });
+}
+
+/// The same random scripts give the same answers, line for line, and leave the same
+/// database on SQLite and on PostgreSQL (the server at `INDEXA_TEST_PG_URL`; said and
+/// skipped when it is not set).
+#[test]
+fn the_same_lines_give_the_same_answers_on_sqlite_and_postgres() {
+    let Some(db) = common::TestDatabase::new("differential") else {
+        eprintln!("INDEXA_TEST_PG_URL is not set: PostgreSQL skipped (eval \"$(scripts/pg-test-cluster.sh start)\")");
+        return;
+    };
+    let sqlite = Env::sqlite();
+    let factories = [sqlite.factory(), Factory::open_url(&db.url).unwrap()];
+    let mut runner = TestRunner::new(Config {
+        cases: 96,
+        failure_persistence: None,
+        ..Config::default()
+    });
+    let result = runner.run(&prop::collection::vec(line(), 0..12), |lines| {
+        let [on_sqlite, on_postgres] = factories.each_ref().map(|factory| {
+            setup(factory);
+            let answers = run(factory, None, &lines);
+            let upgrade = run(factory, Some(2), &lines);
+            (answers, upgrade, dump(factory))
+        });
+        prop_assert_eq!(on_postgres, on_sqlite);
+        Ok(())
+    });
+    if let Err(e) = result {
+        panic!("{e}");
     }
 }

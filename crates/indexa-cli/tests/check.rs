@@ -55,7 +55,7 @@ fn k(key: impl Into<Key>) -> Vec<u8> {
 
 /// Injects one fault, runs check and returns its stdout (asserting exit status 1).
 fn fault(inject: impl FnOnce(&Connection)) -> String {
-    let env = Env::new();
+    let env = Env::sqlite();
     setup(&env);
     inject(&sqlite(&env));
     let run = env.run(&["check", "db"]);
@@ -70,7 +70,7 @@ fn fault(inject: impl FnOnce(&Connection)) -> String {
 
 #[test]
 fn a_healthy_database_passes() {
-    let env = Env::new();
+    let env = Env::sqlite();
     setup(&env);
     let run = env.run(&["check", "db"]);
     assert_eq!((run.code, run.stdout.as_str()), (0, ""));
@@ -189,7 +189,7 @@ fn a_record_whose_in_line_key_differs_is_reported() {
 
 #[test]
 fn a_missing_database_is_not_found() {
-    let env = Env::new();
+    let env = Env::sqlite();
     let run = env.run(&["check", "nope"]);
     assert_eq!((run.code, run.stdout.as_str()), (1, ""));
     assert!(
@@ -202,7 +202,7 @@ fn a_missing_database_is_not_found() {
 
 #[test]
 fn an_exhausted_generator_above_the_largest_key_is_healthy() {
-    let env = Env::new();
+    let env = Env::sqlite();
     let (_, code) = env.batch(
         "db",
         &["--version", "1"],
@@ -244,7 +244,7 @@ fn damage(env: &Env, offset: u64, len: usize, byte: u8) {
 
 #[test]
 fn a_page_damaged_in_the_middle_is_reported_line_by_line() {
-    let env = Env::new();
+    let env = Env::sqlite();
     big(&env);
     let size = std::fs::metadata(env.data_dir().join("db-db.indexa"))
         .unwrap()
@@ -285,7 +285,7 @@ fn a_page_damaged_in_the_middle_is_reported_line_by_line() {
 
 #[test]
 fn a_damaged_header_is_a_problem_not_an_error() {
-    let env = Env::new();
+    let env = Env::sqlite();
     setup(&env);
     damage(&env, 0, 100, 0x07);
     let run = env.run(&["check", "db"]);
@@ -301,7 +301,7 @@ fn a_damaged_header_is_a_problem_not_an_error() {
 
 #[test]
 fn a_healthy_sqlite_file_of_another_kind_is_not_an_indexa_database() {
-    let env = Env::new();
+    let env = Env::sqlite();
     std::fs::create_dir_all(env.data_dir()).unwrap();
     let path = env.data_dir().join("db-db.indexa");
     Connection::open(&path)
@@ -399,9 +399,9 @@ fn an_index_whose_store_does_not_exist_is_reported() {
 /// name it), its index "\uDFFF" on `a`, and one record `{"a":1}` at key 1; made through the
 /// engine, as no command line can carry such names.
 fn lone_surrogate_names(env: &Env) {
-    use indexa::{Factory, KeyPath, Utf16String};
+    use indexa::{KeyPath, Utf16String};
     let unit = |u: u16| Utf16String::from_units(vec![u]);
-    let factory = Factory::open_dir(env.data_dir()).unwrap();
+    let factory = env.factory();
     let db = factory
         .open("odd", Some(1), |tx, _, _| {
             let store = tx.create_object_store(unit(0xD800), None, false)?;
@@ -415,7 +415,7 @@ fn lone_surrogate_names(env: &Env) {
 
 #[test]
 fn lone_surrogate_names_are_checked_and_reported_exactly() {
-    let env = Env::new();
+    let env = Env::sqlite();
     lone_surrogate_names(&env);
     let run = env.run(&["check", "odd"]);
     assert_eq!(

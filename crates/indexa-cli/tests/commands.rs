@@ -191,7 +191,7 @@ fn errors_name_the_spec_error_and_the_input() {
         error_of(&env, &["get", "nodb", "people", "1"]),
         format!(
             "indexa: NotFoundError: database \"nodb\" does not exist in {}\n",
-            env.data_dir().display()
+            env.place()
         )
     );
     assert_eq!(
@@ -257,10 +257,17 @@ fn usage_errors_exit_2() {
         assert_eq!(run.code, 2, "{args:?}: {run:?}");
         assert_eq!(run.stdout, "");
     }
-    assert!(
-        !env.data_dir().exists(),
-        "usage errors must not create the data directory"
+    assert_eq!(
+        stdout_of(&env, &["list"]),
+        "",
+        "usage errors create nothing"
     );
+    if !common::on_postgres() {
+        assert!(
+            !env.data_dir().exists(),
+            "usage errors must not create the data directory"
+        );
+    }
 }
 
 #[test]
@@ -419,7 +426,7 @@ fn info_list_drop() {
         error_of(&env, &["drop", "other"]),
         format!(
             "indexa: NotFoundError: database \"other\" does not exist in {}\n",
-            env.data_dir().display()
+            env.place()
         )
     );
     assert_eq!(stdout_of(&env, &["drop", "other", "--if-exists"]), "");
@@ -427,7 +434,7 @@ fn info_list_drop() {
         error_of(&env, &["info", "other"]),
         format!(
             "indexa: NotFoundError: database \"other\" does not exist in {}\n",
-            env.data_dir().display()
+            env.place()
         )
     );
 }
@@ -438,7 +445,7 @@ fn data_dir_comes_from_the_environment() {
     people(&env);
     let out = std::process::Command::new(env!("CARGO_BIN_EXE_indexa"))
         .arg("list")
-        .env("INDEXA_DATA_DIR", env.data_dir())
+        .env("INDEXA_DATA_DIR", env.data_arg())
         .output()
         .unwrap();
     assert_eq!(String::from_utf8(out.stdout).unwrap(), "db\t1\n");
@@ -852,7 +859,7 @@ fn a_closed_stdout_exits_quietly() {
     assert_eq!(run.code, 0, "{}", run.stderr);
     let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_indexa"))
         .arg("--data-dir")
-        .arg(env.data_dir())
+        .arg(env.data_arg())
         .args(["query", "db", "many"])
         .stdout(std::process::Stdio::piped())
         .stderr(std::process::Stdio::piped())
@@ -904,7 +911,8 @@ fn info_reports_an_exhausted_key_generator() {
 
 #[test]
 fn foreign_files_are_never_dropped_or_written() {
-    let env = Env::new();
+    // SQLite-only: a foreign file in the data directory.
+    let env = Env::sqlite();
     std::fs::create_dir_all(env.data_dir()).unwrap();
     let garbage = env.data_dir().join("db-bad.indexa");
     std::fs::write(&garbage, b"garbage").unwrap();

@@ -79,7 +79,8 @@ fn dump_writes_the_documented_lines() {
 
 #[test]
 fn restore_gives_back_schema_records_indexes_and_generator() {
-    let env = Env::new();
+    // SQLite-only: restore writes a database file into place (a URL is refused).
+    let env = Env::sqlite();
     let file = env.file("small.dump", SMALL_DUMP);
     assert_eq!(ok(&env, &["restore", "copy", file.to_str().unwrap()]), "");
     assert_eq!(ok(&env, &["list"]), "copy\t3\n");
@@ -130,7 +131,8 @@ fn dump_restore_dump_is_byte_identical_on_countries() {
     let first = ok(&env, &["dump", "world"]);
     assert_eq!(first.lines().count(), 1 + 1 + 4 + 250 + 1);
     let file = env.file("world.dump", &first);
-    let other = Env::new();
+    // Restore writes SQLite files: a dump taken on PostgreSQL restores there byte for byte.
+    let other = Env::sqlite();
     assert_eq!(
         ok(&other, &["restore", "world", file.to_str().unwrap()]),
         ""
@@ -140,7 +142,8 @@ fn dump_restore_dump_is_byte_identical_on_countries() {
 
 #[test]
 fn restore_refuses_an_existing_database_unless_replace() {
-    let env = Env::new();
+    // SQLite-only: restore writes a database file into place (a URL is refused).
+    let env = Env::sqlite();
     small(&env);
     let file = env.file(
         "small.dump",
@@ -180,7 +183,8 @@ fn restore_refuses_an_existing_database_unless_replace() {
 /// with --replace over an existing database.
 #[test]
 fn malformed_dumps_fail_with_data_error_and_change_nothing() {
-    let env = Env::new();
+    // SQLite-only: restore writes a database file into place (a URL is refused).
+    let env = Env::sqlite();
     small(&env);
     let before = ok(&env, &["dump", "db"]);
     let lines: Vec<&str> = SMALL_DUMP.lines().collect();
@@ -492,18 +496,21 @@ fn compound_and_empty_key_paths_and_an_exhausted_generator_round_trip() {
          {\"end\":{\"stores\":3,\"indexes\":1,\"records\":3}}\n"
     );
     let file = env.file("db.dump", &text);
-    ok(&env, &["restore", "copy", file.to_str().unwrap()]);
+    // Restore writes SQLite files: a dump taken on PostgreSQL restores there.
+    let other = Env::sqlite();
+    ok(&other, &["restore", "copy", file.to_str().unwrap()]);
     assert_eq!(
-        ok(&env, &["dump", "copy"]),
+        ok(&other, &["dump", "copy"]),
         text.replace("\"name\":\"db\"", "\"name\":\"copy\"")
     );
-    let run = env.run(&["add", "copy", "x", "5"]);
+    let run = other.run(&["add", "copy", "x", "5"]);
     assert_eq!(run.stderr, "indexa: ConstraintError: the key generator is exhausted (its current number is above 2^53)\n");
 }
 
 #[test]
 fn restore_reads_standard_input() {
-    let env = Env::new();
+    // SQLite-only: restore writes a database file into place (a URL is refused).
+    let env = Env::sqlite();
     let run = env.run_with_input(&["restore", "piped", "-"], SMALL_DUMP);
     assert_eq!((run.code, run.stderr.as_str()), (0, ""));
     assert_eq!(
@@ -520,7 +527,7 @@ fn lone_surrogate_store_and_index_names_survive_dump_and_restore() {
     let env = Env::new();
     let unit = |u: u16| indexa::Utf16String::from_units(vec![u]);
     {
-        let factory = Factory::open_dir(env.data_dir()).unwrap();
+        let factory = env.factory();
         let db = factory
             .open("odd", Some(1), |tx, _, _| {
                 let store = tx.create_object_store(unit(0xD800), None, false)?;
@@ -537,7 +544,8 @@ fn lone_surrogate_store_and_index_names_survive_dump_and_restore() {
     assert!(first.contains(r#"{"store":"\uDC00","#), "{first}");
     assert!(first.contains(r#"{"index":"\uDFFF","#), "{first}");
     let file = env.file("odd.dump", &first);
-    let other = Env::new();
+    // Restore writes SQLite files: a dump taken on PostgreSQL restores there.
+    let other = Env::sqlite();
     assert_eq!(ok(&other, &["restore", "odd", file.to_str().unwrap()]), "");
     assert_eq!(ok(&other, &["dump", "odd"]), first);
 }

@@ -69,7 +69,7 @@ fn good(env: &Env) {
 
 #[test]
 fn a_fifo_hangs_no_command() {
-    let env = Env::new();
+    let env = Env::sqlite();
     good(&env);
     let fifo = env.data_dir().join("db-f.indexa");
     assert!(Command::new("mkfifo")
@@ -109,7 +109,7 @@ fn a_fifo_hangs_no_command() {
 
 #[test]
 fn a_symlink_is_neither_written_nor_dropped() {
-    let env = Env::new();
+    let env = Env::sqlite();
     good(&env);
     let target = env.dir.path().join("elsewhere");
     std::fs::write(&target, b"").unwrap();
@@ -140,7 +140,7 @@ fn a_symlink_is_neither_written_nor_dropped() {
 
 #[test]
 fn damaged_files_are_reported_not_missing() {
-    let env = Env::new();
+    let env = Env::sqlite();
     good(&env);
     let garbage = env.data_dir().join("db-g.indexa");
     std::fs::write(&garbage, vec![0x5Au8; 8192]).unwrap();
@@ -181,7 +181,7 @@ fn damaged_files_are_reported_not_missing() {
             1,
             format!(
                 "indexa: NotFoundError: database \"missing\" does not exist in {}\n",
-                env.data_dir().display()
+                env.place()
             )
         )
     );
@@ -189,7 +189,7 @@ fn damaged_files_are_reported_not_missing() {
 
 #[test]
 fn a_data_directory_named_file_colon_is_a_path() {
-    let env = Env::new();
+    let env = Env::sqlite();
     let cwd = env.dir.path();
     for db in ["a", "b"] {
         let script = format!(

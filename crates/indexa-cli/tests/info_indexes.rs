@@ -43,7 +43,7 @@ fn info_describes_thousands_of_indexes() {
 fn info_and_list_show_lone_surrogate_names_exactly() {
     let env = Env::new();
     let lone = |u: &[u16]| indexa::Utf16String::from_units(u.to_vec());
-    let factory = indexa::Factory::open_dir(env.data_dir()).unwrap();
+    let factory = env.factory();
     for name in [lone(&[0x64, 0xD800]), lone(&[0x70])] {
         factory
             .open(name, Some(1), |tx, _, _| {

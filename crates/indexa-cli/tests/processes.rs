@@ -30,7 +30,7 @@ impl Batch {
     fn spawn(env: &Env, args: &[&str]) -> Batch {
         let mut child = Command::new(env!("CARGO_BIN_EXE_indexa"))
             .arg("--data-dir")
-            .arg(env.data_dir())
+            .arg(env.data_arg())
             .args(args)
             .env_remove("INDEXA_DATA_DIR")
             .env_remove("INDEXA_LOCK_TIMEOUT")
@@ -102,7 +102,8 @@ fn make_x(env: &Env) {
 /// transaction open fails after the lock timeout, and the batch's commit is kept.
 #[test]
 fn drop_fails_against_a_batch_open_in_another_process() {
-    let env = Env::new();
+    // SQLite-only: open connections in other processes are seen through the files' locks (on PostgreSQL a drop does not wait for them, README.md).
+    let env = Env::sqlite();
     make_x(&env);
     let mut batch = Batch::start(&env, &["x"]);
     assert_eq!(
@@ -132,7 +133,8 @@ fn drop_fails_against_a_batch_open_in_another_process() {
 /// batch committed and exited (never reporting a commit for a deleted database).
 #[test]
 fn drop_waits_until_the_other_process_closes() {
-    let env = Env::new();
+    // SQLite-only: open connections in other processes are seen through the files' locks (on PostgreSQL a drop does not wait for them, README.md).
+    let env = Env::sqlite();
     make_x(&env);
     let mut batch = Batch::start(&env, &["x"]);
     assert_eq!(
@@ -141,7 +143,7 @@ fn drop_waits_until_the_other_process_closes() {
     );
     let mut drop_cmd = Command::new(env!("CARGO_BIN_EXE_indexa"))
         .arg("--data-dir")
-        .arg(env.data_dir())
+        .arg(env.data_arg())
         .args(["--lock-timeout", "60", "drop", "x"])
         .env_remove("INDEXA_DATA_DIR")
         .stdout(Stdio::piped())
@@ -224,7 +226,8 @@ fn readers_in_other_processes_do_not_wait_for_a_writer() {
 /// it is closed the upgrade runs.
 #[test]
 fn an_upgrade_waits_for_older_connections_in_other_processes() {
-    let env = Env::new();
+    // SQLite-only: open connections in other processes are seen through the files' locks (on PostgreSQL an upgrade does not wait for them, README.md).
+    let env = Env::sqlite();
     make_x(&env);
     let mut old = Batch::start(&env, &["x", "--mode", "readonly"]);
     assert_eq!(
@@ -266,7 +269,7 @@ fn simultaneous_upgrades_from_several_processes_all_finish() {
         .map(|_| {
             let mut child = Command::new(env!("CARGO_BIN_EXE_indexa"))
                 .arg("--data-dir")
-                .arg(env.data_dir())
+                .arg(env.data_arg())
                 .args(["--lock-timeout", "30", "batch", "x", "--version", "1"])
                 .env_remove("INDEXA_DATA_DIR")
                 .stdin(Stdio::piped())
@@ -305,7 +308,8 @@ fn scratch_entries(dir: &std::path::Path) -> Vec<String> {
 /// with the other process's commit, exactly as it was.
 #[test]
 fn restore_replace_fails_against_a_batch_open_in_another_process() {
-    let env = Env::new();
+    // SQLite-only: restore writes a database file into place (a URL is refused).
+    let env = Env::sqlite();
     make_x(&env);
     let dump = env.run(&["dump", "x"]);
     let file = env.file("x.dump", &dump.stdout);
@@ -346,7 +350,8 @@ fn restore_replace_fails_against_a_batch_open_in_another_process() {
 /// a shell's open transaction (`.begin`) to end before it replaces the database.
 #[test]
 fn a_shell_writes_to_the_restored_database_after_restore_replace() {
-    let env = Env::new();
+    // SQLite-only: restore writes a database file into place (a URL is refused).
+    let env = Env::sqlite();
     make_x(&env);
     let dump = env.run(&["dump", "x"]);
     let file = env.file("x.dump", &dump.stdout);
@@ -370,7 +375,7 @@ fn a_shell_writes_to_the_restored_database_after_restore_replace() {
     );
     let mut restore = Command::new(env!("CARGO_BIN_EXE_indexa"))
         .arg("--data-dir")
-        .arg(env.data_dir())
+        .arg(env.data_arg())
         .args(["--lock-timeout", "60", "restore", "x"])
         .arg(&file)
         .arg("--replace")
@@ -406,7 +411,8 @@ fn a_shell_writes_to_the_restored_database_after_restore_replace() {
 /// the lock timeout and leaves that copy as it was.
 #[test]
 fn backup_replace_fails_against_a_copy_open_in_another_process() {
-    let env = Env::new();
+    // SQLite-only: backup copies a database file (a URL is refused).
+    let env = Env::sqlite();
     make_x(&env);
     let backups = env.dir.path().join("b");
     let b = backups.to_str().unwrap();
@@ -460,7 +466,8 @@ fn backup_replace_fails_against_a_copy_open_in_another_process() {
 /// removed by the next one into the directory; one a running restore uses stays.
 #[test]
 fn stale_scratch_directories_are_removed_and_live_ones_kept() {
-    let env = Env::new();
+    // SQLite-only: the scratch directories of restore and backup are files in the data directory.
+    let env = Env::sqlite();
     make_x(&env);
     let dump = env.run(&["dump", "x"]);
     let file = env.file("x.dump", &dump.stdout);

@@ -136,7 +136,7 @@ fn bad_input_gets_spec_errors_and_changes_nothing() {
     let missing_db = |_cmd: &str| {
         format!(
             "indexa: NotFoundError: database \"nope\" does not exist in {}\n",
-            env.data_dir().display()
+            env.place()
         )
     };
     for args in [
@@ -226,9 +226,9 @@ fn an_index_that_matches_no_record_is_warned_about() {
 /// name it; its index "\uDFFF" on `a`, unique) and `plain` (its index "\uDC00" on `b`); made
 /// through the engine, as no command line can carry such names.
 fn lone_surrogate_names(env: &Env) {
-    use indexa::{Factory, KeyPath, Utf16String};
+    use indexa::{KeyPath, Utf16String};
     let unit = |u: u16| Utf16String::from_units(vec![u]);
-    let factory = Factory::open_dir(env.data_dir()).unwrap();
+    let factory = env.factory();
     let db = factory
         .open("odd", Some(1), |tx, _, _| {
             let store = tx.create_object_store(unit(0xD800), None, false)?;

@@ -172,7 +172,10 @@ fn a_missing_database_is_not_found() {
         "{}",
         run.stderr
     );
-    assert!(!env.data_dir().join("db-nope.indexa").exists());
+    assert_eq!(env.run(&["list"]).stdout, "", "nothing was created");
+    if !common::on_postgres() {
+        assert!(!env.data_dir().join("db-nope.indexa").exists());
+    }
 }
 
 #[test]

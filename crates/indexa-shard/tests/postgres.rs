@@ -145,6 +145,7 @@ async fn unreachable_shard_fails_seeding() {
     let Some(base) = pg_base() else { return };
     let dir = tempfile::tempdir().unwrap();
     let up = common::pg_database(&base, "up").await;
+    let _dropped = common::Databases(vec![up.clone()]);
     let text = format!(
         "[catalog]\nurl = \"sqlite:catalog.db\"\ncoordinator = true\n[shards]\nup = \"{up}\"\ndown = \"postgres://postgres@127.0.0.1:1/down\"\n"
     );

@@ -72,10 +72,10 @@ impl OwnServer {
             "pg-test-cluster.sh start failed: {}",
             String::from_utf8_lossy(&out.stderr)
         );
-        let line = String::from_utf8(out.stdout).unwrap();
-        let base_url = line
-            .trim()
-            .strip_prefix("export INDEXA_TEST_PG_URL=")
+        let lines = String::from_utf8(out.stdout).unwrap();
+        let base_url = lines
+            .lines()
+            .find_map(|l| l.strip_prefix("export INDEXA_TEST_PG_URL="))
             .expect("the script prints the URL")
             .to_string();
         let bin = std::fs::read_to_string(dir.join("bin"))

@@ -8,9 +8,15 @@
 //! never interprets them. A connection runs one transaction at a time, on one thread at a
 //! time; the engine serialises its use.
 //!
-//! Backends: [`sqlite`] (one SQLite file per database, the embedded default).
+//! Backends: [`sqlite`] (one SQLite file per database, the embedded default) and
+//! [`postgres`] (a schema per database on a PostgreSQL server, shared by processes and hosts).
 
+pub(crate) mod postgres;
+pub(crate) mod postgres_session;
 pub(crate) mod sqlite;
+
+use std::path::PathBuf;
+use std::sync::Arc;
 
 use crate::error::Result;
 use crate::key_range::EncodedRange;
@@ -250,4 +256,23 @@ pub(crate) fn read_record_as<R>(
         Ok(())
     })?;
     Ok(out)
+}
+
+/// Where one database's storage is, to open connections to it.
+#[derive(Debug, Clone)]
+pub(crate) enum Place {
+    /// A SQLite file.
+    File(PathBuf),
+    /// The database with this catalog id on a PostgreSQL server.
+    Postgres(Arc<postgres::Server>, i32),
+}
+
+impl Place {
+    /// A new connection to the database.
+    pub fn connect(&self) -> Result<Connection> {
+        match self {
+            Place::File(path) => sqlite::open(path),
+            Place::Postgres(server, id) => server.open(*id),
+        }
+    }
 }

@@ -25,6 +25,10 @@
 //! of the next, so the requester knows when every process was told and reports being blocked
 //! only by connections still open then. The bytes and the file are described in
 //! `docs/format.md` ("Connections across processes").
+//!
+//! For a database on a PostgreSQL server the same protocol runs on the server, across hosts:
+//! each lock byte is a session advisory lock and the notice a row of `indexa.versionchange`
+//! (`backend::postgres_session`; `docs/format.md`, "Connections across hosts").
 
 use std::collections::HashMap;
 use std::fs::{File, OpenOptions};
@@ -33,6 +37,8 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, OnceLock, Weak};
 use std::time::{Duration, Instant};
 
+use crate::backend::postgres::Server;
+use crate::backend::postgres_session::{Session, SessionLock};
 use crate::error::{Error, Result};
 use crate::version_change::{notice_path, read_notice, write_notice, Notice, VersionChange};
 
@@ -55,12 +61,15 @@ pub(crate) type Listener = Arc<dyn Fn(&VersionChange) + Send + Sync>;
 /// The lock on one database file, shared by every connection of this process.
 pub(crate) struct ConnectionLock {
     path: PathBuf,
+    /// For a database on a PostgreSQL server: the server and the database's id (the locks
+    /// are then session locks there, see `backend::postgres_session`).
+    server: Option<(Arc<Server>, i32)>,
     state: Mutex<LockState>,
 }
 
 struct LockState {
-    /// The database file opened for locking.
-    file: Option<File>,
+    /// The database file opened for locking, or the session connection to the server.
+    file: Option<LockFile>,
     /// Open connections and running transactions of this process.
     holds: usize,
     /// The same, by owner.
@@ -69,7 +78,7 @@ struct LockState {
     exclusive: usize,
     /// Whose they are (one owner at a time).
     exclusive_owner: Option<Owner>,
-    /// The notice file, read by the watcher while the process has holds.
+    /// The notice file, read by the watcher while the process has holds (a database file's).
     notice: Option<File>,
     /// The serial of the last notice delivered to this process's connections.
     acknowledged: u64,
@@ -151,6 +160,23 @@ enum Blocker {
 impl ConnectionLock {
     /// This process's lock for the database file `database`.
     pub fn for_database(database: &Path) -> Arc<ConnectionLock> {
+        Self::registered(database, None)
+    }
+
+    /// This process's lock for database `id` on PostgreSQL server `server`: session locks on
+    /// the server instead of file locks, and the notice in the server's
+    /// `indexa.versionchange` table.
+    pub fn on_server(server: &Arc<Server>, id: i32) -> Arc<ConnectionLock> {
+        Self::registered(&Self::server_key(server, id), Some((server.clone(), id)))
+    }
+
+    /// The registry key of database `id` on `server`: a name no file path has (it holds a NUL
+    /// byte).
+    pub fn server_key(server: &Server, id: i32) -> PathBuf {
+        PathBuf::from(format!("\0{}\0{id}", server.shown()))
+    }
+
+    fn registered(database: &Path, server: Option<(Arc<Server>, i32)>) -> Arc<ConnectionLock> {
         let path = database.to_path_buf();
         let mut registry = lock(registry());
         if let Some(existing) = registry.get(&path).and_then(Weak::upgrade) {
@@ -159,6 +185,7 @@ impl ConnectionLock {
         registry.retain(|_, l| l.strong_count() > 0);
         let new = Arc::new(ConnectionLock {
             path: path.clone(),
+            server,
             state: Mutex::new(LockState {
                 file: None,
                 holds: 0,
@@ -305,7 +332,7 @@ impl ConnectionLock {
             st.requesting = None;
             if let Some(file) = &st.file {
                 // Unlocking never conflicts.
-                let _ = set_lock(file, Kind::None, REQUEST_BYTE);
+                let _ = file.set_lock(Kind::None, REQUEST_BYTE);
             }
         }
         outcome
@@ -338,7 +365,10 @@ impl ConnectionLock {
         }
         if newcomer && st.requesting.is_none() {
             if let Some(file) = &st.file {
-                if conflicts(file, REQUEST_BYTE, Kind::Exclusive).map_err(|e| self.io_error(e))? {
+                if file
+                    .conflicts(REQUEST_BYTE, Kind::Exclusive)
+                    .map_err(|e| self.io_error(e))?
+                {
                     return Ok(Some((Blocker::AnotherProcess, true)));
                 }
             }
@@ -348,7 +378,9 @@ impl ConnectionLock {
             return self.count(st, want, owner).map(|()| None);
         }
         let locked = match &st.file {
-            Some(file) => set_lock(file, want, LOCK_BYTE).map_err(|e| self.io_error(e))?,
+            Some(file) => file
+                .set_lock(want, LOCK_BYTE)
+                .map_err(|e| self.io_error(e))?,
             // Nothing to lock where the file can neither be opened nor created (SQLite then
             // reports why), so nothing to wait for.
             None => true,
@@ -356,8 +388,10 @@ impl ConnectionLock {
         if !locked {
             let another_request = match &st.file {
                 Some(file) => {
-                    conflicts(file, LOCK_BYTE, Kind::Shared).map_err(|e| self.io_error(e))?
-                        || conflicts(file, REQUEST_BYTE, Kind::Exclusive)
+                    file.conflicts(LOCK_BYTE, Kind::Shared)
+                        .map_err(|e| self.io_error(e))?
+                        || file
+                            .conflicts(REQUEST_BYTE, Kind::Exclusive)
                             .map_err(|e| self.io_error(e))?
                 }
                 None => false,
@@ -386,11 +420,17 @@ impl ConnectionLock {
             return Ok(None);
         };
         if st.requesting.is_some()
-            || !set_lock(file, Kind::Exclusive, REQUEST_BYTE).map_err(|e| self.io_error(e))?
+            || !file
+                .set_lock(Kind::Exclusive, REQUEST_BYTE)
+                .map_err(|e| self.io_error(e))?
         {
             return Ok(None);
         }
         let written = (|| {
+            let file = match file {
+                LockFile::Server(session) => return session.publish(owner.0 as u64, change),
+                LockFile::File(file) => file,
+            };
             set_lock_waiting(file, NOTICE_BYTE)?;
             let result = (|| {
                 let notice_file = open_notice(&self.path, true)?;
@@ -415,7 +455,7 @@ impl ConnectionLock {
                 Ok(Some(serial))
             }
             Err(e) => {
-                let _ = set_lock(file, Kind::None, REQUEST_BYTE);
+                let _ = file.set_lock(Kind::None, REQUEST_BYTE);
                 Err(self.io_error(e))
             }
         }
@@ -430,7 +470,9 @@ impl ConnectionLock {
             return false;
         }
         match &st.file {
-            Some(file) => !conflicts(file, pending_byte(serial), Kind::Exclusive).unwrap_or(true),
+            Some(file) => !file
+                .conflicts(pending_byte(serial), Kind::Exclusive)
+                .unwrap_or(true),
             None => true,
         }
     }
@@ -438,14 +480,10 @@ impl ConnectionLock {
     /// Starts watching the notice file once the process has its first hold: the notices so
     /// far count as delivered, and the pending byte of the next one is locked.
     fn start_watching(&self, st: &mut LockState) -> std::io::Result<()> {
-        st.notice = open_notice(&self.path, false).ok();
-        st.acknowledged = st
-            .notice
-            .as_ref()
-            .and_then(read_notice)
-            .map_or(0, |n| n.serial);
+        st.notice = None;
+        st.acknowledged = self.current_notice(st).map_or(0, |n| n.serial);
         if let Some(file) = &st.file {
-            set_lock(file, Kind::Shared, pending_byte(st.acknowledged + 1))?;
+            file.set_lock(Kind::Shared, pending_byte(st.acknowledged + 1))?;
         }
         watcher();
         Ok(())
@@ -456,8 +494,8 @@ impl ConnectionLock {
         st.acknowledged = serial;
         if let Some(file) = &st.file {
             // Taking a shared lock on a byte no process locks exclusively never conflicts.
-            let _ = set_lock(file, Kind::Shared, pending_byte(serial + 1));
-            let _ = set_lock(file, Kind::None, pending_byte(serial));
+            let _ = file.set_lock(Kind::Shared, pending_byte(serial + 1));
+            let _ = file.set_lock(Kind::None, pending_byte(serial));
         }
     }
 
@@ -469,16 +507,13 @@ impl ConnectionLock {
             if st.holds == 0 {
                 return;
             }
-            if st.notice.is_none() {
-                st.notice = open_notice(&self.path, false).ok();
-            }
-            let Some(notice) = st.notice.as_ref().and_then(read_notice) else {
+            let Some(notice) = self.current_notice(&mut st) else {
                 return;
             };
             if notice.serial == st.acknowledged {
                 return;
             }
-            let here = notice.pid == u64::from(std::process::id());
+            let here = notice.pid == Self::process_id(&st);
             let listeners: Vec<Listener> = st
                 .listeners
                 .iter()
@@ -515,6 +550,14 @@ impl ConnectionLock {
     /// unless the one open is still there; read-only where it cannot be written (a shared
     /// lock needs no more). Only called while this process holds no lock.
     fn open_current(&self, st: &mut LockState) -> Result<()> {
+        if let Some((server, id)) = &self.server {
+            if !st.file.as_ref().is_some_and(|f| !f.is_closed()) {
+                st.file = None;
+                let session = Session::connect(server, *id).map_err(|e| self.io_error(e))?;
+                st.file = Some(LockFile::Server(Box::new(session)));
+            }
+            return Ok(());
+        }
         if st.file.as_ref().is_some_and(|f| self.is_current(f)) {
             return Ok(());
         }
@@ -532,7 +575,7 @@ impl ConnectionLock {
                 _ => Err(e),
             });
         match file {
-            Ok(file) => st.file = Some(file),
+            Ok(file) => st.file = Some(LockFile::File(file)),
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
             Err(e) => return Err(self.io_error(e)),
         }
@@ -541,8 +584,11 @@ impl ConnectionLock {
 
     /// Whether `file` is the file at the lock path (not one deleted or replaced since).
     #[cfg(unix)]
-    fn is_current(&self, file: &File) -> bool {
+    fn is_current(&self, file: &LockFile) -> bool {
         use std::os::unix::fs::MetadataExt;
+        let LockFile::File(file) = file else {
+            return true;
+        };
         match (file.metadata(), std::fs::symlink_metadata(&self.path)) {
             (Ok(a), Ok(b)) => a.dev() == b.dev() && a.ino() == b.ino(),
             _ => false,
@@ -550,12 +596,39 @@ impl ConnectionLock {
     }
 
     #[cfg(not(unix))]
-    fn is_current(&self, _file: &File) -> bool {
+    fn is_current(&self, _file: &LockFile) -> bool {
         true
     }
 
     fn io_error(&self, e: std::io::Error) -> Error {
-        Error::Unknown(format!("cannot lock {}: {e}", self.path.display()))
+        match &self.server {
+            Some((server, id)) => Error::Unknown(format!(
+                "cannot take the connection lock of database {id} on {}: {e}",
+                server.shown()
+            )),
+            None => Error::Unknown(format!("cannot lock {}: {e}", self.path.display())),
+        }
+    }
+
+    /// The latest notice of the database (`None` before the first): the notice file's, or
+    /// the server's row.
+    fn current_notice(&self, st: &mut LockState) -> Option<Notice> {
+        if let Some(LockFile::Server(session)) = &st.file {
+            return session.read_notice();
+        }
+        if st.notice.is_none() {
+            st.notice = open_notice(&self.path, false).ok();
+        }
+        st.notice.as_ref().and_then(read_notice)
+    }
+
+    /// The id this process's notices carry: its process id, or on a server its session's
+    /// server process id (unique on the server, unlike process ids across hosts).
+    fn process_id(st: &LockState) -> u64 {
+        match &st.file {
+            Some(LockFile::Server(session)) => session.process_id(),
+            _ => u64::from(std::process::id()),
+        }
     }
 
     /// Sets the lock the process should now hold after a release.
@@ -571,14 +644,14 @@ impl ConnectionLock {
             if let Some(file) = &st.file {
                 // Going down never conflicts; a failure leaves a stronger lock, which the
                 // process's exit releases.
-                let _ = set_lock(file, kind, LOCK_BYTE);
+                let _ = file.set_lock(kind, LOCK_BYTE);
             }
         }
         if st.holds == 0 {
             st.notice = None;
             if let Some(file) = &st.file {
                 for byte in PENDING_BYTES {
-                    let _ = set_lock(file, Kind::None, byte);
+                    let _ = file.set_lock(Kind::None, byte);
                 }
             }
         }
@@ -619,6 +692,51 @@ impl Drop for Exclusive {
             st.exclusive_owner = None;
         }
         self.0.settle(&mut st);
+    }
+}
+
+/// What a process's locks of one database are on.
+enum LockFile {
+    /// The database file, with record locks on its lock bytes.
+    File(File),
+    /// A session connection to the PostgreSQL server holding the database, with a session
+    /// advisory lock per lock byte.
+    Server(Box<Session>),
+}
+
+impl LockFile {
+    /// Sets this process's lock on `byte` without waiting: `Ok(false)` when another
+    /// process's lock conflicts.
+    fn set_lock(&self, kind: Kind, byte: i64) -> std::io::Result<bool> {
+        match self {
+            LockFile::File(file) => set_lock(file, kind, byte),
+            LockFile::Server(session) => session.set_lock(session_lock(kind), byte - LOCK_BYTE),
+        }
+    }
+
+    /// Whether another process holds a lock on `byte` that a lock of kind `probe` would
+    /// conflict with.
+    fn conflicts(&self, byte: i64, probe: Kind) -> std::io::Result<bool> {
+        match self {
+            LockFile::File(file) => conflicts(file, byte, probe),
+            LockFile::Server(session) => session.conflicts(byte - LOCK_BYTE, session_lock(probe)),
+        }
+    }
+
+    /// Whether the session connection to the server is lost (never for a file).
+    fn is_closed(&self) -> bool {
+        match self {
+            LockFile::File(_) => false,
+            LockFile::Server(session) => session.is_closed(),
+        }
+    }
+}
+
+fn session_lock(kind: Kind) -> SessionLock {
+    match kind {
+        Kind::Shared => SessionLock::Shared,
+        Kind::Exclusive => SessionLock::Exclusive,
+        Kind::None => SessionLock::None,
     }
 }
 

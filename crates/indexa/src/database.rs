@@ -8,7 +8,7 @@ use std::sync::{Arc, Condvar, Mutex, MutexGuard};
 use std::thread::{self, ThreadId};
 use std::time::Duration;
 
-use crate::backend::{self, Connection};
+use crate::backend::{Connection, Place};
 use crate::connection_lock::{ConnectionLock, Exclusive, Hold, Owner};
 use crate::error::{Error, Result};
 use crate::schema::Schema;
@@ -27,7 +27,10 @@ pub(crate) struct DatabaseShared {
     pub name: String,
     /// The name exactly, as UTF-16 code units.
     pub name_units: Utf16String,
+    /// The database file, or for a database on a server the key of its connection lock.
     pub path: PathBuf,
+    /// Where new connections come from.
+    place: Place,
     writer: Mutex<WriterSlot>,
     writer_returned: Condvar,
     readers: Mutex<Vec<Connection>>,
@@ -81,21 +84,31 @@ impl DatabaseShared {
     /// `lock_timeout` bounds every wait for other processes on the connection lock.
     pub fn open(
         name: &Utf16String,
-        path: PathBuf,
+        place: Place,
         lock_timeout: Duration,
     ) -> Result<DatabaseShared> {
-        let lock = ConnectionLock::for_database(&path);
+        let (path, lock) = match &place {
+            Place::File(path) => (path.clone(), ConnectionLock::for_database(path)),
+            Place::Postgres(server, id) => (
+                ConnectionLock::server_key(server, *id),
+                ConnectionLock::on_server(server, *id),
+            ),
+        };
         let owner = Owner::new();
         // No other process deletes the file while it is being opened.
         let _opening = lock.hold(owner, &name.to_string_lossy(), lock_timeout)?;
-        let conn = backend::sqlite::open(&path)?;
-        let file_id = file_id(&path);
+        let conn = place.connect()?;
+        let file_id = match &place {
+            Place::File(path) => file_id(path),
+            Place::Postgres(..) => None,
+        };
         let row = conn.initialize(name)?;
         let schema = Schema::load(&*conn, row.version)?;
         Ok(DatabaseShared {
             name: name.to_string_lossy(),
             name_units: name.clone(),
             path,
+            place,
             writer: Mutex::new(WriterSlot {
                 conn: Some(conn),
                 holder: None,
@@ -111,11 +124,16 @@ impl DatabaseShared {
         })
     }
 
-    /// Whether the file at the path is still the one this process opened (another process
-    /// may have deleted the database while this one had no connection to it). Meaningful
-    /// while a hold is taken.
+    /// Whether the file at the path (or the server's catalog entry of the name) is still the
+    /// one this process opened (another process may have deleted the database while this
+    /// one had no connection to it). Meaningful while a hold is taken.
     pub fn is_current(&self) -> bool {
-        self.file_id.is_none() || file_id(&self.path) == self.file_id
+        match &self.place {
+            Place::Postgres(server, id) => {
+                server.existing_id(&self.name_units).ok() == Some(Some(*id))
+            }
+            Place::File(_) => self.file_id.is_none() || file_id(&self.path) == self.file_id,
+        }
     }
 
     /// Marks the database as deleted by another process: this process's cached state of it
@@ -170,7 +188,7 @@ impl DatabaseShared {
             if let Some(conn) = lock(&self.readers).pop() {
                 return Ok((conn, ConnectionKind::Reader));
             }
-            let conn = backend::sqlite::open(&self.path)?;
+            let conn = self.place.connect()?;
             return Ok((conn, ConnectionKind::Reader));
         }
         let me = thread::current().id();

@@ -9,7 +9,9 @@ use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::Duration;
 
+use crate::backend::postgres::{self, Server};
 use crate::backend::sqlite::{self, FileContents};
+use crate::backend::Place;
 use crate::connection_lock::{ConnectionLock, Owner};
 use crate::database::{Database, DatabaseShared};
 use crate::error::{Error, Result};
@@ -65,12 +67,16 @@ pub struct DatabaseInfo {
 /// waits, the connections it waits for are told (their [`Database::on_version_change`]
 /// listeners are called, the spec's `versionchange`), and [`Factory::begin_upgrade_with`] and
 /// [`Factory::delete_database_with`] report when it is blocked by connections still open
-/// after that (`docs/format.md`, "Connections across processes"; Linux only). This
+/// after that (`docs/format.md`, "Connections across processes"; Linux only, or any
+/// platform on PostgreSQL). This
 /// factory's own connections do not block its upgrades or deletions and are not told (a
 /// caller with events, like the Node.js package, closes them first, as the spec says); those
 /// of another factory of this process count as another process's.
 pub struct Factory {
     dir: PathBuf,
+    /// For [`Factory::open_url`]: the PostgreSQL server and database holding the databases
+    /// (`dir` is then empty).
+    server: Option<Arc<Server>>,
     lock_timeout: Duration,
     open: Mutex<HashMap<Utf16String, Arc<DatabaseShared>>>,
     /// For [`Factory::temporary`]: the directory, removed when the factory is dropped.
@@ -79,7 +85,10 @@ pub struct Factory {
 
 impl std::fmt::Debug for Factory {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Factory").field("dir", &self.dir).finish()
+        match &self.server {
+            Some(server) => f.debug_struct("Factory").field("url", server).finish(),
+            None => f.debug_struct("Factory").field("dir", &self.dir).finish(),
+        }
     }
 }
 
@@ -218,6 +227,7 @@ impl Factory {
         })?;
         Ok(Factory {
             dir,
+            server: None,
             lock_timeout: DEFAULT_LOCK_TIMEOUT,
             open: Mutex::new(HashMap::new()),
             _temporary: None,
@@ -238,10 +248,48 @@ impl Factory {
             .map_err(|e| Error::Unknown(format!("cannot create a temporary directory: {e}")))?;
         Ok(Factory {
             dir: temp.path().to_path_buf(),
+            server: None,
             lock_timeout: DEFAULT_LOCK_TIMEOUT,
             open: Mutex::new(HashMap::new()),
             _temporary: Some(temp),
         })
+    }
+
+    /// A factory over the IndexedDB databases kept in an existing PostgreSQL database, named
+    /// by a URL `postgres://user[:password]@host[:port]/dbname` (also `postgresql://`; a
+    /// `?sslmode=require` connects over TLS, `prefer` and `disable` without). Every process
+    /// and host opening the same URL sees the same databases; the layout is in
+    /// `docs/format.md` ("PostgreSQL"). Creates the catalog schema `indexa` when missing.
+    ///
+    /// Differences from a directory: readwrite transactions of one database are serialised
+    /// across processes and hosts by the server, and [`Factory::replace_database`] is not
+    /// available. A deletion or an upgrade waits for the connections of every process and
+    /// host as it does on a directory (see [`Factory`]), through session advisory locks and
+    /// `LISTEN`/`NOTIFY` on connections of the factory's own (`docs/format.md`,
+    /// "PostgreSQL"); these need a direct or session-mode connection, and fail with
+    /// [`Error::Unknown`] when a transaction-mode pooler is seen moving the session.
+    ///
+    /// # Errors
+    /// [`Error::Syntax`] when `url` is not a PostgreSQL URL; [`Error::Unknown`] when the
+    /// server cannot be reached or refuses the login. No message holds the URL's password.
+    pub fn open_url(url: &str) -> Result<Factory> {
+        if !postgres::is_url(url) {
+            return Err(Error::Syntax(
+                "a database URL starts with postgres:// or postgresql://".into(),
+            ));
+        }
+        Ok(Factory {
+            dir: PathBuf::new(),
+            server: Some(Arc::new(Server::new(url)?)),
+            lock_timeout: DEFAULT_LOCK_TIMEOUT,
+            open: Mutex::new(HashMap::new()),
+            _temporary: None,
+        })
+    }
+
+    /// The PostgreSQL URL of a factory made by [`Factory::open_url`], without its password.
+    pub fn url(&self) -> Option<&str> {
+        self.server.as_deref().map(Server::shown)
     }
 
     /// Sets how long a deletion or an upgrade waits for other processes to close the database,
@@ -252,7 +300,7 @@ impl Factory {
         self.lock_timeout = timeout;
     }
 
-    /// The data directory (absolute).
+    /// The data directory (absolute); empty for a factory on PostgreSQL.
     pub fn dir(&self) -> &Path {
         &self.dir
     }
@@ -275,9 +323,15 @@ impl Factory {
         if let Some(shared) = open.get(name) {
             return Ok(shared.clone());
         }
-        let path = self.path_for(name);
-        database_file_exists(&path)?;
-        let shared = Arc::new(DatabaseShared::open(name, path, self.lock_timeout)?);
+        let place = match &self.server {
+            Some(server) => Place::Postgres(server.clone(), server.database_id(name)?),
+            None => {
+                let path = self.path_for(name);
+                database_file_exists(&path)?;
+                Place::File(path)
+            }
+        };
+        let shared = Arc::new(DatabaseShared::open(name, place, self.lock_timeout)?);
         open.insert(name.clone(), shared.clone());
         Ok(shared)
     }
@@ -354,10 +408,13 @@ impl Factory {
                     // committed a version meanwhile (the file says so); the upgrade's error is
                     // the one to report either way.
                     let still_new = current == 0
-                        && sqlite::peek_database_file(&shared.path)
-                            .ok()
-                            .flatten()
-                            .is_some_and(|row| row.version == 0);
+                        && match &self.server {
+                            Some(server) => server.version(name).ok() == Some(Some(0)),
+                            None => sqlite::peek_database_file(&shared.path)
+                                .ok()
+                                .flatten()
+                                .is_some_and(|row| row.version == 0),
+                        };
                     if still_new {
                         let _ = self.remove(name, &shared);
                     }
@@ -383,6 +440,9 @@ impl Factory {
             let reader =
                 Transaction::begin(shared, None, TransactionMode::ReadOnly, Durability::Default)?;
             return Ok(reader.database_version_at_start());
+        }
+        if let Some(server) = &self.server {
+            return Ok(server.version(name)?.unwrap_or(0));
         }
         let path = self.path_for(name);
         if !database_file_exists(&path)? {
@@ -610,6 +670,11 @@ impl Factory {
             databases: Vec::new(),
             unreadable: Vec::new(),
         };
+        if let Some(server) = &self.server {
+            scan.databases = server.databases()?;
+            scan.databases.retain(|(_, version)| *version > 0);
+            return Ok(scan);
+        }
         let entries = fs::read_dir(&self.dir).map_err(|e| {
             Error::Unknown(format!(
                 "cannot read data directory {}: {e}",
@@ -670,6 +735,9 @@ impl Factory {
         blocked: &mut dyn FnMut(&VersionChange),
     ) -> Result<u64> {
         let name = &name.into();
+        if self.server.is_some() {
+            return self.delete_on_server(name, blocked);
+        }
         let path = self.path_for(name);
         if !database_file_exists(&path)? && !lock(&self.open).contains_key(name) {
             return Ok(0);
@@ -756,6 +824,12 @@ impl Factory {
         replace: bool,
     ) -> Result<u64> {
         let name = &name.into();
+        if let Some(server) = &self.server {
+            return Err(Error::InvalidState(format!(
+                "replacing a database with a file needs a data directory; {} is a PostgreSQL database",
+                server.shown()
+            )));
+        }
         let path = self.path_for(name);
         database_file_exists(&path)?;
         match sqlite::peek_database_file(from) {
@@ -850,7 +924,8 @@ impl Factory {
         Ok(old)
     }
 
-    /// Removes an open database's files, once no other process has it open.
+    /// Removes an open database's files (or its schema on a server), once no other process
+    /// has it open.
     fn remove(&self, name: &Utf16String, shared: &Arc<DatabaseShared>) -> Result<()> {
         let deletion = VersionChange {
             old_version: 0,
@@ -864,9 +939,58 @@ impl Factory {
         };
         shared.mark_deleted()?;
         lock(&self.open).remove(name);
-        remove_files(&shared.path)?;
+        match &self.server {
+            Some(server) => {
+                server.delete(name)?;
+            }
+            None => remove_files(&shared.path)?,
+        }
         shared.detach_lock();
         Ok(())
+    }
+
+    /// [`Factory::delete_database_with`] on a PostgreSQL server: waits, as for a file, until
+    /// no other process or factory has the database open (their connections are told through
+    /// the server), then drops its schema.
+    fn delete_on_server(
+        &self,
+        name: &Utf16String,
+        blocked: &mut dyn FnMut(&VersionChange),
+    ) -> Result<u64> {
+        let server = self.server.as_ref().expect("called for a server");
+        let shared = lock(&self.open).get(name).cloned();
+        let Some(id) = server.existing_id(name)? else {
+            // Deleted by another process meanwhile: this factory's state of it is stale.
+            if let Some(s) = shared {
+                s.forget();
+                lock(&self.open).remove(name);
+            }
+            return Ok(0);
+        };
+        let connection_lock = ConnectionLock::on_server(server, id);
+        let owner = shared.as_ref().map_or_else(Owner::new, |s| s.owner());
+        let _exclusive = loop {
+            let deletion = VersionChange {
+                old_version: server.version(name)?.unwrap_or(0),
+                new_version: None,
+            };
+            if let Some(exclusive) = connection_lock.exclusive(
+                owner,
+                &name.to_string_lossy(),
+                self.lock_timeout,
+                deletion,
+                blocked,
+            )? {
+                break exclusive;
+            }
+        };
+        if let Some(s) = shared {
+            s.mark_deleted()?;
+            lock(&self.open).remove(name);
+        }
+        let version = server.delete(name)?;
+        connection_lock.detach();
+        Ok(version)
     }
 }
 

@@ -1,9 +1,11 @@
 //! Real data: countries.json (world-countries 5.1.0, ODbL-1.0) in a store with key path
 //! `cca3`, a nested index, a multiEntry index and a plain index; data survives reopening.
 
+mod support;
+
 use std::path::PathBuf;
 
-use indexa::{parse_value, Factory, Key, KeyPath, Query, TransactionMode, Value};
+use indexa::{parse_value, Key, KeyPath, Query, TransactionMode, Value};
 
 /// A data set shipped in the repository's `data/` folder.
 fn data_file(name: &str) -> PathBuf {
@@ -23,10 +25,9 @@ fn countries_with_nested_multi_entry_and_plain_indexes() {
         panic!("countries.json is an array");
     };
     assert_eq!(countries.len(), 250);
-    let dir = tempfile::tempdir().unwrap();
+    let first = support::factory();
     {
-        let factory = Factory::open_dir(dir.path()).unwrap();
-        let db = factory
+        let db = first
             .open("world", Some(1), |tx, _, _| {
                 let store =
                     tx.create_object_store("countries", Some(KeyPath::parse("cca3")?), false)?;
@@ -41,8 +42,8 @@ fn countries_with_nested_multi_entry_and_plain_indexes() {
             .unwrap();
         db.close();
     }
-    // A new factory over the same directory: everything came from disk.
-    let factory = Factory::open_dir(dir.path()).unwrap();
+    // A new factory over the same databases: everything came from storage.
+    let factory = first.another();
     let db = factory.open("world", None, |_, _, _| Ok(())).unwrap();
     assert_eq!(db.version(), 1);
     let tx = db

@@ -1,15 +1,17 @@
 //! Cursors read rows ahead in batches; writes made in the same transaction while a cursor is
 //! open must still be seen by its next step, exactly as a cursor that reads one row per step.
 
-use indexa::{parse_value, CursorDirection, Factory, Key, KeyPath, TransactionMode, Value};
+mod support;
+
+use indexa::{parse_value, CursorDirection, Key, KeyPath, TransactionMode, Value};
 
 fn v(text: &str) -> Value {
     parse_value(text).unwrap()
 }
 
 /// Store "s" (key path `id`) with index "by_n" over `n`: ids 10, 20, …, 400 with n = id.
-fn setup() -> (Factory, indexa::Database) {
-    let factory = Factory::temporary().unwrap();
+fn setup() -> (support::TestFactory, indexa::Database) {
+    let factory = support::factory();
     let db = factory
         .open("db", Some(1), |tx, _, _| {
             let s = tx.create_object_store("s", Some(KeyPath::parse("id")?), false)?;

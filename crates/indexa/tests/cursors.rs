@@ -1,9 +1,11 @@
 //! Cursors on object stores and indexes: directions, continue, continuePrimaryKey, advance,
 //! update and delete, with the spec's error names.
 
+mod support;
+
 use indexa::{
-    parse_value, Cursor, CursorDirection, Factory, Key, KeyPath, KeyRange, Transaction,
-    TransactionMode, Value,
+    parse_value, Cursor, CursorDirection, Key, KeyPath, KeyRange, Transaction, TransactionMode,
+    Value,
 };
 
 fn v(text: &str) -> Value {
@@ -16,8 +18,8 @@ fn k(n: i32) -> Key {
 
 /// Store "s" (key path `id`) with index "by_tag" over `tag`:
 /// ids 1..=6 with tags a, b, a, c, b, a.
-fn setup() -> (Factory, indexa::Database) {
-    let factory = Factory::temporary().unwrap();
+fn setup() -> (support::TestFactory, indexa::Database) {
+    let factory = support::factory();
     let db = factory
         .open("db", Some(1), |tx, _, _| {
             let s = tx.create_object_store("s", Some(KeyPath::parse("id")?), false)?;
@@ -308,7 +310,7 @@ fn update_and_delete_through_cursors() {
 
 #[test]
 fn out_of_line_store_cursor_update() {
-    let factory = Factory::temporary().unwrap();
+    let factory = support::factory();
     let db = factory
         .open("db", Some(1), |tx, _, _| {
             let s = tx.create_object_store("s", None, true)?;

@@ -3,11 +3,11 @@
 //! model agree on the result (key or error name); after every sequence they agree on every
 //! record, every index entry and the generator's current number.
 
+mod support;
+
 use std::collections::BTreeMap;
 
-use indexa::{
-    Factory, Key, KeyGenerator, KeyPath, KeyRange, Object, Query, TransactionMode, Value,
-};
+use indexa::{Key, KeyGenerator, KeyPath, KeyRange, Object, Query, TransactionMode, Value};
 use proptest::prelude::*;
 
 #[derive(Debug, Clone)]
@@ -102,7 +102,7 @@ proptest! {
 
     #[test]
     fn engine_matches_the_model(ops in proptest::collection::vec(arb_op(), 1..40)) {
-        let factory = Factory::temporary().unwrap();
+        let factory = support::factory();
         let db = factory
             .open("db", Some(1), |tx, _, _| {
                 let s = tx.create_object_store("s", None, true)?;

@@ -1,6 +1,8 @@
 //! Every example of seed 000 (key generators) and seed 003 (keys and indexes), end to end
 //! through the engine, with the exact keys the seeds state.
 
+mod support;
+
 use indexa::{
     parse_value, CursorDirection, Factory, Key, KeyPath, KeyRange, Query, Transaction,
     TransactionMode, Value,
@@ -24,7 +26,7 @@ fn open_with(
 
 #[test]
 fn seed_000_each_store_has_its_own_generator() {
-    let factory = Factory::temporary().unwrap();
+    let factory = support::factory();
     let mut keys = Vec::new();
     factory
         .open("db", Some(1), |tx, _, _| {
@@ -42,7 +44,7 @@ fn seed_000_each_store_has_its_own_generator() {
 
 #[test]
 fn seed_000_failed_insertion_does_not_update_the_generator() {
-    let factory = Factory::temporary().unwrap();
+    let factory = support::factory();
     factory
         .open("db", Some(1), |tx, _, _| {
             let store = tx.create_object_store("store1", None, true)?;
@@ -61,7 +63,7 @@ fn seed_000_failed_insertion_does_not_update_the_generator() {
 
 #[test]
 fn seed_000_delete_and_clear_never_reset_the_generator() {
-    let factory = Factory::temporary().unwrap();
+    let factory = support::factory();
     factory
         .open("db", Some(1), |tx, _, _| {
             let store = tx.create_object_store("store1", None, true)?;
@@ -106,7 +108,7 @@ fn explicit_key_sequence(put: &dyn Fn(&str, Option<Key>) -> indexa::Result<Key>)
 
 #[test]
 fn seed_000_explicit_keys_out_of_line() {
-    let factory = Factory::temporary().unwrap();
+    let factory = support::factory();
     let db = open_with(&factory, |tx| {
         tx.create_object_store("store1", None, true).map(|_| ())
     });
@@ -120,7 +122,7 @@ fn seed_000_explicit_keys_out_of_line() {
 
 #[test]
 fn seed_000_explicit_keys_in_line() {
-    let factory = Factory::temporary().unwrap();
+    let factory = support::factory();
     let db = open_with(&factory, |tx| {
         tx.create_object_store("store1", Some(KeyPath::parse("id")?), true)
             .map(|_| ())
@@ -143,7 +145,7 @@ fn seed_000_explicit_keys_in_line() {
 
 #[test]
 fn seed_000_abort_rolls_back_the_generator() {
-    let factory = Factory::temporary().unwrap();
+    let factory = support::factory();
     let db = open_with(&factory, |tx| {
         tx.create_object_store("store", None, true).map(|_| ())
     });
@@ -165,7 +167,7 @@ fn seed_000_abort_rolls_back_the_generator() {
 
 #[test]
 fn seed_000_key_injection() {
-    let factory = Factory::temporary().unwrap();
+    let factory = support::factory();
     let db = open_with(&factory, |tx| {
         tx.create_object_store("bar", Some(KeyPath::parse("foo.bar")?), true)?;
         tx.create_object_store("baz", Some(KeyPath::parse("foo.bar.baz")?), true)?;
@@ -198,7 +200,7 @@ fn seed_000_key_injection() {
 
 #[test]
 fn seed_000_generator_limit_is_2_pow_53() {
-    let factory = Factory::temporary().unwrap();
+    let factory = support::factory();
     let db = open_with(&factory, |tx| {
         tx.create_object_store("s", None, true).map(|_| ())
     });
@@ -219,7 +221,7 @@ fn seed_000_generator_limit_is_2_pow_53() {
 
 #[test]
 fn seed_003_eventos_gaps_are_never_reused() {
-    let factory = Factory::temporary().unwrap();
+    let factory = support::factory();
     let db = open_with(&factory, |tx| {
         tx.create_object_store("eventos", Some(KeyPath::parse("id")?), true)
             .map(|_| ())
@@ -251,7 +253,7 @@ fn seed_003_eventos_gaps_are_never_reused() {
 
 #[test]
 fn seed_003_in_line_and_out_of_line_keys() {
-    let factory = Factory::temporary().unwrap();
+    let factory = support::factory();
     let db = open_with(&factory, |tx| {
         tx.create_object_store("libros", Some(KeyPath::parse("isbn")?), false)?;
         tx.create_object_store("miniaturas", None, false)?;
@@ -298,7 +300,7 @@ fn seed_003_in_line_and_out_of_line_keys() {
 /// The `notas` store of seed 003 with all four indexes, and the queries the seed shows.
 #[test]
 fn seed_003_notas_indexes_and_queries() {
-    let factory = Factory::temporary().unwrap();
+    let factory = support::factory();
     let db = open_with(&factory, |tx| {
         let notas = tx.create_object_store("notas", Some(KeyPath::parse("id")?), false)?;
         notas.create_index("por_fecha", KeyPath::parse("creado")?, false, false)?;
@@ -417,7 +419,7 @@ fn seed_003_notas_indexes_and_queries() {
 
 #[test]
 fn seed_003_unique_index_over_duplicates_fails_the_upgrade() {
-    let factory = Factory::temporary().unwrap();
+    let factory = support::factory();
     open_with(&factory, |tx| {
         let notas = tx.create_object_store("notas", Some(KeyPath::parse("id")?), false)?;
         notas.put(v(r#"{"id":1,"uuid":"x"}"#), None)?;
@@ -450,7 +452,7 @@ fn seed_003_unique_index_over_duplicates_fails_the_upgrade() {
 
 #[test]
 fn seed_003_prefix_range_is_exact() {
-    let factory = Factory::temporary().unwrap();
+    let factory = support::factory();
     let db = open_with(&factory, |tx| {
         let s = tx.create_object_store("p", Some(KeyPath::parse("nombre")?), false)?;
         for name in ["ma", "mar", "marta", "mar\u{FFFF}z", "mas", "Mar"] {

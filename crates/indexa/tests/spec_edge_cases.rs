@@ -3,7 +3,9 @@
 //! handles when an upgrade transaction aborts, `commit()` on a finished transaction, and
 //! key path identifiers.
 
-use indexa::{parse_value, Factory, Key, KeyPath, TransactionMode, Value};
+mod support;
+
+use indexa::{parse_value, Key, KeyPath, TransactionMode, Value};
 
 fn v(text: &str) -> Value {
     parse_value(text).unwrap()
@@ -18,7 +20,7 @@ fn k(n: i32) -> Key {
 /// (store and index ids must never be reused within a database file).
 #[test]
 fn put_through_a_deleted_store_handle_is_invalid_state() {
-    let factory = Factory::temporary().unwrap();
+    let factory = support::factory();
     let result = factory.open("db", Some(1), |tx, _, _| {
         let a = tx.create_object_store("a", None, false)?;
         tx.delete_object_store("a")?;
@@ -38,7 +40,7 @@ fn put_through_a_deleted_store_handle_is_invalid_state() {
 /// created after it (index ids must never be reused either).
 #[test]
 fn reading_through_a_deleted_index_handle_is_invalid_state() {
-    let factory = Factory::temporary().unwrap();
+    let factory = support::factory();
     factory
         .open("db", Some(1), |tx, _, _| {
             let s = tx.create_object_store("s", Some(KeyPath::parse("id")?), false)?;
@@ -60,7 +62,7 @@ fn reading_through_a_deleted_index_handle_is_invalid_state() {
 /// deleted, throw an InvalidStateError". Today these read the (now empty) id and succeed.
 #[test]
 fn reads_through_a_deleted_store_handle_are_invalid_state() {
-    let factory = Factory::temporary().unwrap();
+    let factory = support::factory();
     factory
         .open("db", Some(1), |tx, _, _| {
             let a = tx.create_object_store("a", None, false)?;
@@ -91,7 +93,7 @@ fn reads_through_a_deleted_store_handle_are_invalid_state() {
 /// store's (old) name back, and its index handles their old names.
 #[test]
 fn aborting_an_upgrade_reverts_store_and_index_handle_names() {
-    let factory = Factory::temporary().unwrap();
+    let factory = support::factory();
     factory
         .open("db", Some(1), |tx, _, _| {
             let a = tx.create_object_store("a", None, false)?;
@@ -119,7 +121,7 @@ fn aborting_an_upgrade_reverts_store_and_index_handle_names() {
 /// InvalidStateError" (not TransactionInactiveError, which is for requests).
 #[test]
 fn commit_after_commit_is_invalid_state() {
-    let factory = Factory::temporary().unwrap();
+    let factory = support::factory();
     let db = factory
         .open("db", Some(1), |tx, _, _| {
             tx.create_object_store("s", None, false)?;
@@ -151,7 +153,7 @@ fn key_path_identifiers_follow_ecmascript_id_start() {
 /// replacing them, and on `createIndex` over existing records.
 #[test]
 fn multi_entry_arrays_of_every_length_index_each_distinct_member_once() {
-    let factory = Factory::temporary().unwrap();
+    let factory = support::factory();
     let db = factory
         .open("db", Some(1), |tx, _, _| {
             let s = tx.create_object_store("s", None, false)?;

@@ -1,10 +1,11 @@
 //! The typed read path: `ObjectStore::get_as`, `get_all_as`, `Index::get_as`, `get_all_as` and
 //! `Cursor::value_as` decode stored records straight into a serde type, giving what
-//! `from_value` gives for the generic value.
+//! `from_value` gives for the generic value. On the backend under test (see `support`).
+
+mod support;
 
 use indexa::{
-    from_value, parse_value, CursorDirection, Factory, Key, KeyPath, KeyRange, Query,
-    TransactionMode,
+    from_value, parse_value, CursorDirection, Key, KeyPath, KeyRange, Query, TransactionMode,
 };
 use serde::Deserialize;
 
@@ -27,7 +28,7 @@ fn city(id: u32, name: &str, country: &str, pop: Option<u64>) -> City {
 
 #[test]
 fn typed_reads_give_the_records_as_structs() -> indexa::Result<()> {
-    let factory = Factory::temporary()?;
+    let factory = support::factory();
     let db = factory.open("typed", Some(1), |tx, _, _| {
         let s = tx.create_object_store("cities", Some(KeyPath::parse("id")?), false)?;
         s.create_index("country", KeyPath::parse("country")?, false, false)?;

@@ -1,16 +1,21 @@
 //! `versionchange` and `blocked` between factories (docs/format.md, "Connections across
 //! processes"): a deletion or an upgrade through one factory tells the open connections of
 //! another, reports being blocked by the ones that stay open, and goes on once they close.
+//! On both backends: on PostgreSQL the factories' connections are told through the server
+//! (`backend::postgres_session`), as other processes' and hosts' are.
+
+mod support;
 
 use std::sync::mpsc;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use indexa::{Database, Factory, TransactionMode, VersionChange};
+use support::TestPlace;
 
 /// A database "x" at version 1 with object store "s", through a factory of its own.
-fn holder(dir: &std::path::Path) -> (Factory, Arc<Database>) {
-    let f = Factory::open_dir(dir).unwrap();
+fn holder(place: &TestPlace) -> (Factory, Arc<Database>) {
+    let f = place.factory();
     let db = f
         .open("x", Some(1), |tx, _, _| {
             tx.create_object_store("s", None, false).map(|_| ())
@@ -19,8 +24,8 @@ fn holder(dir: &std::path::Path) -> (Factory, Arc<Database>) {
     (f, Arc::new(db))
 }
 
-fn requester(dir: &std::path::Path, timeout_ms: u64) -> Factory {
-    let mut f = Factory::open_dir(dir).unwrap();
+fn requester(place: &TestPlace, timeout_ms: u64) -> Factory {
+    let mut f = place.factory();
     f.set_lock_timeout(Duration::from_millis(timeout_ms));
     f
 }
@@ -32,11 +37,11 @@ const TO_V2: VersionChange = VersionChange {
 
 #[test]
 fn a_connection_that_stays_open_gets_versionchange_and_the_upgrade_is_blocked_then_fails() {
-    let dir = tempfile::tempdir().unwrap();
-    let (_f, db) = holder(dir.path());
+    let place = Arc::new(support::place());
+    let (_f, db) = holder(&place);
     let (sent, received) = mpsc::channel();
     db.on_version_change(move |change| sent.send(*change).unwrap());
-    let other = requester(dir.path(), 500);
+    let other = requester(&place, 500);
     let mut blocked = Vec::new();
     let err = other
         .begin_upgrade_with("x", 2, &mut |change| blocked.push(*change))
@@ -58,8 +63,8 @@ fn a_connection_that_stays_open_gets_versionchange_and_the_upgrade_is_blocked_th
 
 #[test]
 fn a_connection_closed_by_its_listener_lets_the_upgrade_go_on_unblocked() {
-    let dir = tempfile::tempdir().unwrap();
-    let (_f, db) = holder(dir.path());
+    let place = Arc::new(support::place());
+    let (_f, db) = holder(&place);
     let weak = Arc::downgrade(&db);
     let seen = Arc::new(Mutex::new(Vec::new()));
     let seen_there = seen.clone();
@@ -69,7 +74,7 @@ fn a_connection_closed_by_its_listener_lets_the_upgrade_go_on_unblocked() {
             db.close();
         }
     });
-    let other = requester(dir.path(), 5000);
+    let other = requester(&place, 5000);
     let mut blocked = Vec::new();
     let (upgraded, tx) = other
         .begin_upgrade_with("x", 2, &mut |change| blocked.push(*change))
@@ -93,11 +98,11 @@ fn a_connection_closed_by_its_listener_lets_the_upgrade_go_on_unblocked() {
 
 #[test]
 fn a_connection_closed_after_blocked_lets_the_deletion_go_on() {
-    let dir = tempfile::tempdir().unwrap();
-    let (_f, db) = holder(dir.path());
+    let place = Arc::new(support::place());
+    let (_f, db) = holder(&place);
     let (sent, received) = mpsc::channel();
     db.on_version_change(move |change| sent.send(*change).unwrap());
-    let other = requester(dir.path(), 10_000);
+    let other = requester(&place, 10_000);
     let mut blocked = Vec::new();
     let closer = db.clone();
     let version = other
@@ -119,12 +124,12 @@ fn a_connection_closed_after_blocked_lets_the_deletion_go_on() {
 
 #[test]
 fn the_requesting_factorys_own_connections_get_no_call() {
-    let dir = tempfile::tempdir().unwrap();
-    let (f, db) = holder(dir.path());
+    let place = Arc::new(support::place());
+    let (f, db) = holder(&place);
     let (sent, received) = mpsc::channel();
     db.on_version_change(move |change| sent.send(*change).unwrap());
     let (other, other_db) = {
-        let other = requester(dir.path(), 5000);
+        let other = requester(&place, 5000);
         let db = other.open("x", None, |_, _, _| Ok(())).unwrap();
         (other, db)
     };
@@ -159,17 +164,17 @@ fn the_requesting_factorys_own_connections_get_no_call() {
 /// open it at its version without announcing anything (no connection gets a call).
 #[test]
 fn factories_creating_one_database_at_once_all_open_it_without_versionchange() {
-    let dir = tempfile::tempdir().unwrap();
+    let place = Arc::new(support::place());
     let calls = Arc::new(Mutex::new(Vec::new()));
     let threads = 4;
     let all_open = Arc::new(std::sync::Barrier::new(threads));
     let handles: Vec<_> = (0..threads)
         .map(|_| {
-            let dir = dir.path().to_path_buf();
+            let place = place.clone();
             let calls = calls.clone();
             let all_open = all_open.clone();
             std::thread::spawn(move || {
-                let f = Factory::open_dir(&dir).unwrap();
+                let f = place.factory();
                 let db = f
                     .open("x", Some(1), |tx, _, _| {
                         tx.create_object_store("s", None, false).map(|_| ())
@@ -192,14 +197,14 @@ fn factories_creating_one_database_at_once_all_open_it_without_versionchange() {
 /// the upgrade to end (as opens queue behind an upgrade in the spec), then sees version 2.
 #[test]
 fn a_new_connection_waits_for_an_announced_upgrade() {
-    let dir = tempfile::tempdir().unwrap();
-    let (_f, db) = holder(dir.path());
+    let place = Arc::new(support::place());
+    let (_f, db) = holder(&place);
     let (told, heard) = mpsc::channel();
     db.on_version_change(move |_| told.send(()).unwrap());
     let upgrader = {
-        let dir = dir.path().to_path_buf();
+        let place = place.clone();
         std::thread::spawn(move || {
-            let f = requester(&dir, 10_000);
+            let f = requester(&place, 10_000);
             let (db, tx) = f.begin_upgrade("x", 2).unwrap();
             tx.expect("an upgrade from version 1").0.commit().unwrap();
             db.version()
@@ -207,9 +212,9 @@ fn a_new_connection_waits_for_an_announced_upgrade() {
     };
     heard.recv_timeout(Duration::from_secs(10)).unwrap();
     let opener = {
-        let dir = dir.path().to_path_buf();
+        let place = place.clone();
         std::thread::spawn(move || {
-            let f = requester(&dir, 10_000);
+            let f = requester(&place, 10_000);
             f.open("x", None, |_, _, _| Ok(())).unwrap().version()
         })
     };

@@ -1,15 +1,73 @@
 //! Helpers shared by the integration tests: run the built `indexa` binary against a
-//! temporary data directory.
+//! temporary data directory, or with `INDEXA_TEST_BACKEND=postgres` a fresh PostgreSQL database
+//! on the server at `INDEXA_TEST_PG_URL` (`scripts/pg-test-cluster.sh` starts one), dropped
+//! afterwards.
+//!
+//! Tests that make their [`Env`] with [`Env::sqlite`] are SQLite-only, each saying why (the
+//! files of a data directory are what they test); `README.md` lists them.
 #![allow(dead_code)] // Each test file uses a different subset.
 
+use std::ffi::OsString;
 use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::thread::JoinHandle;
 
 use tempfile::TempDir;
+
+/// True when the tests run on PostgreSQL (`INDEXA_TEST_BACKEND=postgres`).
+pub fn on_postgres() -> bool {
+    std::env::var("INDEXA_TEST_BACKEND").is_ok_and(|b| b == "postgres")
+}
+
+/// A fresh PostgreSQL database on the test server, dropped with this value.
+pub struct TestDatabase {
+    /// The server's maintenance database, where test databases are created and dropped.
+    admin: String,
+    name: String,
+    /// The URL of the test database.
+    pub url: String,
+}
+
+impl TestDatabase {
+    /// A new database named from `tag`, this process and a counter, on the server at
+    /// `INDEXA_TEST_PG_URL`; `None` when that variable is not set.
+    pub fn new(tag: &str) -> Option<TestDatabase> {
+        static NEXT: AtomicUsize = AtomicUsize::new(0);
+        let server = std::env::var("INDEXA_TEST_PG_URL").ok()?;
+        let admin = format!("{server}/postgres");
+        let name = format!(
+            "indexa_cli_{tag}_{}_{}",
+            std::process::id(),
+            NEXT.fetch_add(1, Ordering::Relaxed)
+        );
+        let mut client = postgres::Client::connect(&admin, postgres::NoTls).unwrap();
+        client
+            .batch_execute(&format!("DROP DATABASE IF EXISTS {name} WITH (FORCE)"))
+            .unwrap();
+        client
+            .batch_execute(&format!("CREATE DATABASE {name}"))
+            .unwrap();
+        Some(TestDatabase {
+            url: format!("{server}/{name}"),
+            admin,
+            name,
+        })
+    }
+}
+
+impl Drop for TestDatabase {
+    fn drop(&mut self) {
+        if let Ok(mut client) = postgres::Client::connect(&self.admin, postgres::NoTls) {
+            let _ = client.batch_execute(&format!(
+                "DROP DATABASE IF EXISTS {} WITH (FORCE)",
+                self.name
+            ));
+        }
+    }
+}
 
 /// What one run of the binary printed, and its exit status.
 #[derive(Debug)]
@@ -26,27 +84,77 @@ impl Run {
     }
 }
 
-/// A temporary data directory, and the binary run against it.
+/// Where the binary keeps its databases (a temporary data directory, or a test database on
+/// PostgreSQL), and a temporary directory for the test's other files.
 pub struct Env {
     pub dir: TempDir,
+    postgres: Option<TestDatabase>,
 }
 
 impl Env {
+    /// An environment on the backend under test.
     pub fn new() -> Env {
+        let postgres = on_postgres().then(|| {
+            TestDatabase::new("env").expect(
+                "INDEXA_TEST_BACKEND=postgres needs INDEXA_TEST_PG_URL (scripts/pg-test-cluster.sh)",
+            )
+        });
         Env {
             dir: tempfile::tempdir().expect("temporary directory"),
+            postgres,
         }
     }
 
+    /// An environment on a SQLite data directory whatever the backend under test, for tests
+    /// of the directory's files.
+    pub fn sqlite() -> Env {
+        Env {
+            dir: tempfile::tempdir().expect("temporary directory"),
+            postgres: None,
+        }
+    }
+
+    /// The SQLite data directory (not created until a command writes).
+    ///
+    /// # Panics
+    /// On PostgreSQL: a test that looks at files makes its environment with [`Env::sqlite`].
     pub fn data_dir(&self) -> PathBuf {
+        assert!(
+            self.postgres.is_none(),
+            "this test reads the data directory's files: make it with Env::sqlite()"
+        );
         self.dir.path().join("data")
+    }
+
+    /// The `--data-dir` argument: the data directory, or the test database's URL.
+    pub fn data_arg(&self) -> OsString {
+        match &self.postgres {
+            Some(db) => db.url.clone().into(),
+            None => self.data_dir().into(),
+        }
+    }
+
+    /// How the binary's messages name the place of the databases.
+    pub fn place(&self) -> String {
+        match &self.postgres {
+            Some(_) => "the PostgreSQL database".to_string(),
+            None => self.data_dir().display().to_string(),
+        }
+    }
+
+    /// A factory over the same databases, for tests that set up what the CLI cannot write.
+    pub fn factory(&self) -> indexa::Factory {
+        match &self.postgres {
+            Some(db) => indexa::Factory::open_url(&db.url).unwrap(),
+            None => indexa::Factory::open_dir(self.data_dir()).unwrap(),
+        }
     }
 
     /// Runs `indexa --data-dir DIR ARGS…` with `stdin` as its input.
     pub fn run_with_input(&self, args: &[&str], stdin: &str) -> Run {
         let mut child = Command::new(env!("CARGO_BIN_EXE_indexa"))
             .arg("--data-dir")
-            .arg(self.data_dir())
+            .arg(self.data_arg())
             .args(args)
             .env_remove("INDEXA_DATA_DIR")
             .stdin(Stdio::piped())
@@ -115,7 +223,7 @@ impl Writer {
     /// Starts writing to `db` in the data directory of `env`.
     pub fn start(env: &Env, db: &str, batch: String) -> Writer {
         let stop = Arc::new(AtomicBool::new(false));
-        let (flag, dir, db) = (stop.clone(), env.data_dir(), db.to_owned());
+        let (flag, dir, db) = (stop.clone(), env.data_arg(), db.to_owned());
         let thread = std::thread::spawn(move || {
             let mut rounds = 0;
             while !flag.load(Ordering::Relaxed) || rounds < 3 {

@@ -116,6 +116,48 @@ pub async fn pg_database(base: &str, label: &str) -> String {
     format!("{base}/{name}")
 }
 
+/// PostgreSQL test databases (by URL), dropped with this value so that a run leaves none.
+#[derive(Default)]
+pub struct Databases(pub Vec<String>);
+
+impl Drop for Databases {
+    fn drop(&mut self) {
+        let urls = std::mem::take(&mut self.0);
+        if urls.is_empty() {
+            return;
+        }
+        // Drop runs inside a test's tokio runtime, which must not block: the work gets a
+        // thread and a runtime of its own.
+        let dropper = std::thread::spawn(move || {
+            let runtime = tokio::runtime::Builder::new_current_thread()
+                .enable_all()
+                .build()
+                .expect("a runtime");
+            runtime.block_on(async move {
+                for url in urls {
+                    let Some((base, name)) = url.rsplit_once('/') else {
+                        continue;
+                    };
+                    let admin = format!("{base}/postgres");
+                    // A server a test stopped has nothing left to drop.
+                    let Ok((client, connection)) =
+                        tokio_postgres::connect(&admin, tokio_postgres::NoTls).await
+                    else {
+                        continue;
+                    };
+                    let task = tokio::spawn(connection);
+                    let _ = client
+                        .batch_execute(&format!("DROP DATABASE IF EXISTS {name} WITH (FORCE)"))
+                        .await;
+                    drop(client);
+                    let _ = task.await;
+                }
+            });
+        });
+        let _ = dropper.join();
+    }
+}
+
 fn rand_suffix() -> u32 {
     let nanos = std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
@@ -132,6 +174,8 @@ pub struct Cluster {
     pub config_text: String,
     pub shard_urls: Vec<String>,
     pub catalog_url: String,
+    /// The PostgreSQL databases of the shards and the catalog, dropped after the router.
+    pub databases: Databases,
 }
 
 /// Options of a test cluster.
@@ -183,6 +227,10 @@ pub async fn cluster(kind: Kind, setup: Setup) -> Option<Cluster> {
         text.push_str(&format!("{name} = \"{url}\"\n"));
     }
     let router = open(&text, &dir).await;
+    let databases = match kind {
+        Kind::Sqlite => Databases::default(),
+        Kind::Postgres => Databases(shard_urls.iter().chain([&catalog_url]).cloned().collect()),
+    };
     Some(Cluster {
         router,
         kind,
@@ -190,6 +238,7 @@ pub async fn cluster(kind: Kind, setup: Setup) -> Option<Cluster> {
         config_text: text,
         shard_urls,
         catalog_url,
+        databases,
     })
 }
 

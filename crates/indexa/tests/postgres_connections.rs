@@ -1,0 +1,151 @@
+//! Connections across hosts on PostgreSQL (`backend::postgres_session`): what only a server
+//! can show. Runs with `INDEXA_TEST_BACKEND=postgres`; on SQLite each test returns at once
+//! (`version_change` covers both backends).
+
+mod support;
+
+use std::time::{Duration, Instant};
+
+use indexa::{Factory, VersionChange};
+
+fn admin(place: &support::TestPlace) -> postgres::Client {
+    postgres::Client::connect(&place.location(), postgres::NoTls).unwrap()
+}
+
+/// The server processes holding Indexa's session lock "open" (lock byte 0, key 0x1DBB) on
+/// database id 1 of the place's PostgreSQL database.
+fn holders(client: &mut postgres::Client) -> Vec<i32> {
+    client
+        .query(
+            "SELECT pid FROM pg_locks WHERE locktype = 'advisory' AND classid = 7611 \
+             AND objid = 1 AND objsubid = 2 AND granted \
+             AND database = (SELECT oid FROM pg_database WHERE datname = current_database()) \
+             ORDER BY pid",
+            &[],
+        )
+        .unwrap()
+        .iter()
+        .map(|r| r.get(0))
+        .collect()
+}
+
+/// Each process with the database open holds the shared session lock; an upgrade waits for
+/// another host's process holding it only until that process's server process ends (as when
+/// the process is killed or its host dies), not for the lock timeout.
+#[test]
+fn a_killed_holder_lets_the_upgrade_go_on_at_once() {
+    if !support::on_postgres() {
+        return;
+    }
+    let place = support::place();
+    let f = place.factory();
+    let db = f
+        .open("x", Some(1), |tx, _, _| {
+            tx.create_object_store("s", None, false).map(|_| ())
+        })
+        .unwrap();
+    let mut client = admin(&place);
+    assert_eq!(holders(&mut client).len(), 1);
+    drop(db);
+    assert_eq!(holders(&mut client), Vec::<i32>::new());
+
+    let mut other_host = admin(&place);
+    other_host
+        .execute("SELECT pg_advisory_lock_shared(7611, 1)", &[])
+        .unwrap();
+    let other_pid: i32 = other_host
+        .query_one("SELECT pg_backend_pid()", &[])
+        .unwrap()
+        .get(0);
+    assert_eq!(holders(&mut client), vec![other_pid]);
+
+    let mut upgrader = place.factory();
+    upgrader.set_lock_timeout(Duration::from_secs(60));
+    let killer = std::thread::spawn(move || {
+        std::thread::sleep(Duration::from_millis(500));
+        client
+            .execute("SELECT pg_terminate_backend($1)", &[&other_pid])
+            .unwrap();
+    });
+    let started = Instant::now();
+    let mut blocked = Vec::new();
+    let (upgraded, tx) = upgrader
+        .begin_upgrade_with("x", 2, &mut |c| blocked.push(*c))
+        .unwrap();
+    let waited = started.elapsed();
+    killer.join().unwrap();
+    tx.expect("an upgrade from version 1").0.commit().unwrap();
+    assert_eq!(upgraded.version(), 2);
+    assert_eq!(
+        blocked,
+        vec![VersionChange {
+            old_version: 1,
+            new_version: Some(2)
+        }]
+    );
+    assert!(waited >= Duration::from_millis(500), "{waited:?}");
+    assert!(waited < Duration::from_secs(30), "{waited:?}");
+}
+
+/// A factory of another PostgreSQL client library's making sees the lock too: a raw session
+/// holding the shared lock (as another host's process would) blocks the deletion, which
+/// fails after the lock timeout with the message naming why, and leaves the database.
+#[test]
+fn a_deletion_waits_for_another_hosts_session_then_fails_after_the_lock_timeout() {
+    if !support::on_postgres() {
+        return;
+    }
+    let place = support::place();
+    let f = place.factory();
+    drop(
+        f.open("x", Some(3), |tx, _, _| {
+            tx.create_object_store("s", None, false).map(|_| ())
+        })
+        .unwrap(),
+    );
+    let mut other_host = admin(&place);
+    other_host
+        .execute("SELECT pg_advisory_lock_shared(7611, 1)", &[])
+        .unwrap();
+    let mut deleter = Factory::open_url(&place.location()).unwrap();
+    deleter.set_lock_timeout(Duration::from_millis(300));
+    let mut blocked = Vec::new();
+    let err = deleter
+        .delete_database_with("x", &mut |c| blocked.push(*c))
+        .unwrap_err();
+    assert_eq!(
+        (err.name(), err.message()),
+        (
+            "InvalidStateError",
+            "database \"x\" is open in another process; close it there first (waited 300 ms)"
+        )
+    );
+    assert_eq!(
+        blocked,
+        vec![VersionChange {
+            old_version: 3,
+            new_version: None
+        }]
+    );
+    assert_eq!(f.version("x").unwrap(), 3);
+    // The notice row says what was asked.
+    let row = other_host
+        .query_one(
+            "SELECT serial, old_version, new_version FROM indexa.versionchange WHERE database_id = 1",
+            &[],
+        )
+        .unwrap();
+    assert_eq!(
+        (
+            row.get::<_, i64>(0),
+            row.get::<_, i64>(1),
+            row.get::<_, Option<i64>>(2)
+        ),
+        (1, 3, None)
+    );
+    other_host
+        .execute("SELECT pg_advisory_unlock_shared(7611, 1)", &[])
+        .unwrap();
+    assert_eq!(deleter.delete_database("x").unwrap(), 3);
+    assert_eq!(f.version("x").unwrap(), 0);
+}
