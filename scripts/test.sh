@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The whole test suite: fetches the real data sets the tests read (scripts/fetch-data.sh),
-# starts a throw-away PostgreSQL cluster for the shard router's tests (installing Debian's
-# postgresql package if needed), runs every test of the workspace and of the Node.js package and,
+# starts a throw-away PostgreSQL cluster (installing Debian's postgresql package if needed), runs
+# every test of the workspace and of the Node.js package, the backend-neutral ones a second time
+# on that cluster, and,
 # when a copy is at hand, the W3C web-platform-tests suite (scripts/wpt.sh), and stops the cluster.
 #
 #   scripts/test.sh                # in this checkout

@@ -13,6 +13,17 @@ use std::time::Duration;
 use indexa::{Database, Factory, TransactionMode, VersionChange};
 use support::TestPlace;
 
+/// Held by each test for its whole run: these tests time how fast another factory's
+/// watcher answers (within the acknowledgement wait, 1 s), so they run one at a time rather
+/// than compete with each other for a loaded machine's cores.
+static ONE_AT_A_TIME: Mutex<()> = Mutex::new(());
+
+fn one_at_a_time() -> std::sync::MutexGuard<'static, ()> {
+    ONE_AT_A_TIME
+        .lock()
+        .unwrap_or_else(|poisoned| poisoned.into_inner())
+}
+
 /// A database "x" at version 1 with object store "s", through a factory of its own.
 fn holder(place: &TestPlace) -> (Factory, Arc<Database>) {
     let f = place.factory();
@@ -37,6 +48,7 @@ const TO_V2: VersionChange = VersionChange {
 
 #[test]
 fn a_connection_that_stays_open_gets_versionchange_and_the_upgrade_is_blocked_then_fails() {
+    let _serial = one_at_a_time();
     let place = Arc::new(support::place());
     let (_f, db) = holder(&place);
     let (sent, received) = mpsc::channel();
@@ -63,6 +75,7 @@ fn a_connection_that_stays_open_gets_versionchange_and_the_upgrade_is_blocked_th
 
 #[test]
 fn a_connection_closed_by_its_listener_lets_the_upgrade_go_on_unblocked() {
+    let _serial = one_at_a_time();
     let place = Arc::new(support::place());
     let (_f, db) = holder(&place);
     let weak = Arc::downgrade(&db);
@@ -98,6 +111,7 @@ fn a_connection_closed_by_its_listener_lets_the_upgrade_go_on_unblocked() {
 
 #[test]
 fn a_connection_closed_after_blocked_lets_the_deletion_go_on() {
+    let _serial = one_at_a_time();
     let place = Arc::new(support::place());
     let (_f, db) = holder(&place);
     let (sent, received) = mpsc::channel();
@@ -124,6 +138,7 @@ fn a_connection_closed_after_blocked_lets_the_deletion_go_on() {
 
 #[test]
 fn the_requesting_factorys_own_connections_get_no_call() {
+    let _serial = one_at_a_time();
     let place = Arc::new(support::place());
     let (f, db) = holder(&place);
     let (sent, received) = mpsc::channel();
@@ -164,6 +179,7 @@ fn the_requesting_factorys_own_connections_get_no_call() {
 /// open it at its version without announcing anything (no connection gets a call).
 #[test]
 fn factories_creating_one_database_at_once_all_open_it_without_versionchange() {
+    let _serial = one_at_a_time();
     let place = Arc::new(support::place());
     let calls = Arc::new(Mutex::new(Vec::new()));
     let threads = 4;
@@ -197,6 +213,7 @@ fn factories_creating_one_database_at_once_all_open_it_without_versionchange() {
 /// the upgrade to end (as opens queue behind an upgrade in the spec), then sees version 2.
 #[test]
 fn a_new_connection_waits_for_an_announced_upgrade() {
+    let _serial = one_at_a_time();
     let place = Arc::new(support::place());
     let (_f, db) = holder(&place);
     let (told, heard) = mpsc::channel();
