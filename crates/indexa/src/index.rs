@@ -9,7 +9,7 @@ use crate::cursor::{Cursor, CursorDirection, CursorSource};
 use crate::error::{Error, Result};
 use crate::key::Key;
 use crate::key_encoding::decode_key;
-use crate::key_path::{extract_encoded_index_keys, KeyPath};
+use crate::key_path::{extract_encoded_index_keys, IndexKeys, KeyPath};
 use crate::key_range::KeyRange;
 use crate::object_store::{corrupt, encoded_or_all, ObjectStore};
 use crate::query::{Query, Record};
@@ -22,7 +22,7 @@ use crate::value_codec_serde::decode_value_as;
 
 /// The encoded index keys a record value has in an index: none when the key path yields no
 /// valid key; one per distinct valid member for a multiEntry index over an array; else one.
-pub(crate) fn index_keys(index: &IndexMeta, value: &Value) -> Vec<Vec<u8>> {
+pub(crate) fn index_keys(index: &IndexMeta, value: &Value) -> IndexKeys {
     extract_encoded_index_keys(value, &index.key_path, index.multi_entry)
 }
 

@@ -8,6 +8,8 @@
 use std::borrow::Cow;
 use std::fmt;
 
+use smallvec::SmallVec;
+
 use crate::error::{Error, Result};
 use crate::key::{convert_value_to_key, Key};
 use crate::key_encoding::{encode_value_as_key, encode_values_as_array_key};
@@ -269,6 +271,10 @@ pub fn extract_key_from_value_using_key_path(
     }
 }
 
+/// A record's encoded keys in one index: most records have one or none, kept without a
+/// second allocation.
+pub(crate) type IndexKeys = SmallVec<[Vec<u8>; 1]>;
+
 /// The encoded index keys of `value` for an index with this key path: "extract a key from a
 /// value using a key path" (<https://www.w3.org/TR/IndexedDB-3/#extract-a-key-from-a-value-using-a-key-path>)
 /// and then [`encode_key`](crate::encode_key), without building the [`Key`]. Empty when the
@@ -278,15 +284,15 @@ pub(crate) fn extract_encoded_index_keys(
     value: &Value,
     key_path: &KeyPath,
     multi_entry: bool,
-) -> Vec<Vec<u8>> {
+) -> IndexKeys {
     match &key_path.0 {
         Repr::Compound(paths) => {
             // Evaluate every item, then convert: either failing means no index key.
-            let mut items = Vec::with_capacity(paths.len());
+            let mut items: SmallVec<[_; 4]> = SmallVec::with_capacity(paths.len());
             for p in paths {
                 match evaluate_path(value, p) {
                     Some(item) => items.push(item),
-                    None => return Vec::new(),
+                    None => return IndexKeys::new(),
                 }
             }
             encode_values_as_array_key(items.iter().map(|item| &**item))
@@ -294,12 +300,12 @@ pub(crate) fn extract_encoded_index_keys(
                 .collect()
         }
         Repr::Single(p) => match evaluate_path(value, p) {
-            None => Vec::new(),
+            None => IndexKeys::new(),
             Some(found) => match (&*found, multi_entry) {
                 (Value::Array(members), true) => {
                     // Equal keys have equal encodings, so sorting the bytes and dropping
                     // repeats removes duplicates (the entries' order does not matter).
-                    let mut keys: Vec<Vec<u8>> =
+                    let mut keys: IndexKeys =
                         members.iter().filter_map(encode_value_as_key).collect();
                     keys.sort_unstable();
                     keys.dedup();
@@ -610,12 +616,12 @@ mod tests {
         for (member, expected) in cases {
             let v = obj(&[("a", member.clone())]);
             assert_eq!(
-                extract_encoded_index_keys(&v, &kp, false),
+                extract_encoded_index_keys(&v, &kp, false).into_vec(),
                 expected,
                 "{member:?}"
             );
             assert_eq!(
-                extract_encoded_index_keys(&v, &kp, false),
+                extract_encoded_index_keys(&v, &kp, false).into_vec(),
                 index_keys_by_the_spec(&v, &kp, false)
             );
         }
@@ -632,7 +638,7 @@ mod tests {
             ]),
         )]);
         assert_eq!(
-            extract_encoded_index_keys(&v, &kp, true),
+            extract_encoded_index_keys(&v, &kp, true).into_vec(),
             vec![
                 crate::encode_key(&Key::from(0)),
                 crate::encode_key(&Key::from(2)),
@@ -659,7 +665,7 @@ mod tests {
                 let mut by_the_spec = index_keys_by_the_spec(&v, &kp, multi_entry);
                 by_the_spec.sort_unstable();
                 proptest::prop_assert_eq!(
-                    extract_encoded_index_keys(&v, &kp, multi_entry),
+                    extract_encoded_index_keys(&v, &kp, multi_entry).into_vec(),
                     by_the_spec
                 );
             }

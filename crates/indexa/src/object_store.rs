@@ -3,6 +3,7 @@
 //! Source: <https://www.w3.org/TR/IndexedDB-3/#object-store-interface> and seed 000.
 
 use serde::de::DeserializeOwned;
+use smallvec::SmallVec;
 
 use crate::backend::{read_record_as, RawRecord, StorageConnection};
 use crate::cursor::{Cursor, CursorDirection, CursorSource};
@@ -13,7 +14,7 @@ use crate::key_encoding::{decode_key, encode_key};
 use crate::key_generator::KeyGenerator;
 use crate::key_path::{
     check_that_a_key_could_be_injected_into_a_value, extract_key_from_value_using_key_path,
-    inject_key_into_value_using_key_path, KeyPath, KeyPathExtraction,
+    inject_key_into_value_using_key_path, IndexKeys, KeyPath, KeyPathExtraction,
 };
 use crate::key_range::{EncodedRange, KeyRange};
 use crate::query::{Query, Record};
@@ -244,7 +245,7 @@ impl<'t> ObjectStore<'t> {
             }
             let encoded_key = encode_key(&key);
             let encoded_value = encode_value(&value);
-            let new_entries: Vec<(&IndexMeta, Vec<Vec<u8>>)> = meta
+            let new_entries: SmallVec<[(&IndexMeta, IndexKeys); 4]> = meta
                 .indexes
                 .values()
                 .map(|ix| (ix, index_keys(ix, &value)))
@@ -279,7 +280,7 @@ impl<'t> ObjectStore<'t> {
                     }
                 }
             }
-            let old_entries: Vec<(i64, Vec<Vec<u8>>)> = old_value
+            let old_entries: Vec<(i64, IndexKeys)> = old_value
                 .as_ref()
                 .map(|old| {
                     meta.indexes
@@ -304,7 +305,7 @@ impl<'t> ObjectStore<'t> {
                 } else {
                     conn.put_record(meta.id, &encoded_key, &encoded_value)?;
                 }
-                let entries: Vec<(i64, &[u8])> = new_entries
+                let entries: SmallVec<[(i64, &[u8]); 8]> = new_entries
                     .iter()
                     .flat_map(|(ix, keys)| keys.iter().map(|k| (ix.id, k.as_slice())))
                     .collect();

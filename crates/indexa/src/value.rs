@@ -67,21 +67,20 @@ impl Value {
     }
 
     /// True when arrays and objects nest deeper than `limit` levels (a scalar is depth 0).
-    /// Iterative, so any depth is safe to measure.
+    /// The walk stops `limit` levels down, so any depth is safe to measure; it allocates
+    /// nothing (it runs on every record written).
     pub(crate) fn nests_deeper_than(&self, limit: usize) -> bool {
-        let mut stack = vec![(self, 0usize)];
-        while let Some((value, depth)) = stack.pop() {
-            let is_container = matches!(value, Value::Array(_) | Value::Object(_));
-            if is_container && depth + 1 > limit {
-                return true;
-            }
-            match value {
-                Value::Array(items) => stack.extend(items.iter().map(|c| (c, depth + 1))),
-                Value::Object(map) => stack.extend(map.values().map(|c| (c, depth + 1))),
-                _ => {}
-            }
+        let deeper = |c: &Value| limit == 1 || c.nests_deeper_than(limit - 1);
+        match self {
+            Value::Array(_) | Value::Object(_) if limit == 0 => true,
+            Value::Array(items) => items.iter().filter(|c| c.is_container()).any(deeper),
+            Value::Object(map) => map.values().filter(|c| c.is_container()).any(deeper),
+            _ => false,
         }
-        false
+    }
+
+    fn is_container(&self) -> bool {
+        matches!(self, Value::Array(_) | Value::Object(_))
     }
 
     /// A string value from Rust text.
@@ -149,5 +148,30 @@ impl From<Vec<Value>> for Value {
 impl From<Object> for Value {
     fn from(map: Object) -> Value {
         Value::Object(map)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn nested(levels: usize) -> Value {
+        (0..levels).fold(Value::Null, |inner, _| {
+            Value::Array(vec![Value::Null, inner])
+        })
+    }
+
+    #[test]
+    fn nesting_depth_is_measured_against_the_limit() {
+        assert!(!Value::Null.nests_deeper_than(0));
+        assert!(Value::Array(Vec::new()).nests_deeper_than(0));
+        assert!(!Value::Array(Vec::new()).nests_deeper_than(1));
+        let mut object = Object::default();
+        object.insert("a".into(), nested(2));
+        let object = Value::Object(object);
+        assert!(!object.nests_deeper_than(3));
+        assert!(object.nests_deeper_than(2));
+        assert!(!nested(5).nests_deeper_than(5));
+        assert!(nested(6).nests_deeper_than(5));
     }
 }

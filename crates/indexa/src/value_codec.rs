@@ -107,6 +107,7 @@ pub(crate) fn check_value(bytes: &[u8]) -> Result<()> {
     reader.finish()
 }
 
+#[cold]
 pub(crate) fn corrupt(offset: usize, what: &str) -> Error {
     Error::Unknown(format!("corrupt value: {what} at byte {offset}"))
 }
@@ -302,6 +303,7 @@ impl<'a> Reader<'a> {
         self.bytes.len() - self.pos
     }
 
+    #[inline]
     pub(crate) fn byte(&mut self) -> Result<u8> {
         let b = *self
             .bytes
@@ -311,12 +313,10 @@ impl<'a> Reader<'a> {
         Ok(b)
     }
 
+    #[inline]
     pub(crate) fn take(&mut self, n: usize) -> Result<&'a [u8]> {
         if n > self.remaining() {
-            return Err(corrupt(
-                self.pos,
-                &format!("length {n} exceeds the {} bytes left", self.remaining()),
-            ));
+            return Err(self.too_long(self.pos, "length", n as u64));
         }
         let slice = &self.bytes[self.pos..self.pos + n];
         self.pos += n;
@@ -330,7 +330,19 @@ impl<'a> Reader<'a> {
         Ok(f64::from_bits(u64::from_le_bytes(buf)))
     }
 
+    #[inline]
     pub(crate) fn varint(&mut self) -> Result<u64> {
+        // Most varints (lengths, counts, small ints) fit in one byte.
+        if let Some(&b) = self.bytes.get(self.pos) {
+            if b < 0x80 {
+                self.pos += 1;
+                return Ok(u64::from(b));
+            }
+        }
+        self.long_varint()
+    }
+
+    fn long_varint(&mut self) -> Result<u64> {
         let start = self.pos;
         let mut n: u64 = 0;
         for shift in (0..64).step_by(7) {
@@ -353,17 +365,25 @@ impl<'a> Reader<'a> {
     /// A varint used as a length or count, checked against what is left of the input: every
     /// counted item takes at least `min_item_bytes` bytes, and `pending` other items need at
     /// least one byte each.
+    #[inline]
     pub(crate) fn count(&mut self, min_item_bytes: usize, pending: usize) -> Result<usize> {
         let start = self.pos;
         let n = self.varint()?;
         let room = self.remaining().saturating_sub(pending) / min_item_bytes;
         match usize::try_from(n) {
             Ok(n) if n <= room => Ok(n),
-            _ => Err(corrupt(
-                start,
-                &format!("count {n} exceeds the {} bytes left", self.remaining()),
-            )),
+            _ => Err(self.too_long(start, "count", n)),
         }
+    }
+
+    /// The error for a length or count `n`, read at `offset`, that exceeds what is left of the
+    /// input.
+    #[cold]
+    fn too_long(&self, offset: usize, what: &str, n: u64) -> Error {
+        corrupt(
+            offset,
+            &format!("{what} {n} exceeds the {} bytes left", self.remaining()),
+        )
     }
 
     fn wtf8(&mut self) -> Result<Utf16String> {

@@ -5,12 +5,13 @@
 //! encoding ([`crate::encode_key`]) in `WITHOUT ROWID` tables, so SQLite's BLOB order (memcmp)
 //! is key order. The layout is documented in `docs/format.md`.
 
+use std::cell::{Cell, RefCell};
 use std::ops::Bound;
 use std::path::Path;
 use std::sync::OnceLock;
 
 use rusqlite::types::Value as SqlValue;
-use rusqlite::{params, Connection, ErrorCode, OpenFlags, OptionalExtension};
+use rusqlite::{params, Connection, ErrorCode, OpenFlags, OptionalExtension, Statement};
 
 use crate::backend::{
     DatabaseRow, IndexRow, IndexStep, RawEntry, RawRecord, StorageConnection, StoreRow,
@@ -314,22 +315,10 @@ pub(crate) fn write_version(conn: &Connection, version: u64) -> Result<()> {
     Ok(())
 }
 
-/// Starts a reading SQLite transaction (its snapshot is taken at the first read).
-pub(crate) fn begin_read(conn: &Connection) -> Result<()> {
-    run_cached(conn, "BEGIN")
-}
-
-/// Runs one statement without parameters or results, prepared once per connection (every
-/// transaction begins and ends with one; parsing them each time showed in small transactions).
-fn run_cached(conn: &Connection, sql: &str) -> Result<()> {
-    conn.prepare_cached(sql).sql()?.execute([]).sql()?;
-    Ok(())
-}
-
-/// Starts a writing SQLite transaction, taking the write lock up front (`IMMEDIATE`), with
-/// `synchronous=FULL` (fsync at commit) or `NORMAL`. `current` is the connection's setting
-/// as last set (`None`: unknown); the pragma runs only when it changes.
-pub(crate) fn begin_write(conn: &Connection, current: &mut Option<bool>, full: bool) -> Result<()> {
+/// Sets `synchronous=FULL` (fsync at commit) or `NORMAL` for the writing transaction about to
+/// begin. `current` is the connection's setting as last set (`None`: unknown); the pragma
+/// runs only when it changes.
+fn set_synchronous(conn: &Connection, current: &mut Option<bool>, full: bool) -> Result<()> {
     if *current != Some(full) {
         conn.execute_batch(if full {
             "PRAGMA synchronous=FULL"
@@ -339,21 +328,13 @@ pub(crate) fn begin_write(conn: &Connection, current: &mut Option<bool>, full: b
         .sql()?;
         *current = Some(full);
     }
-    run_cached(conn, "BEGIN IMMEDIATE")
+    Ok(())
 }
 
-pub(crate) fn commit(conn: &Connection) -> Result<()> {
-    run_cached(conn, "COMMIT")
-}
-
-/// Opens a savepoint inside the running transaction (savepoints nest).
-pub(crate) fn savepoint(conn: &Connection) -> Result<()> {
-    run_cached(conn, "SAVEPOINT request")
-}
-
-/// Keeps the changes since the innermost savepoint and closes it.
-pub(crate) fn release_savepoint(conn: &Connection) -> Result<()> {
-    run_cached(conn, "RELEASE request")
+/// Runs a statement without parameters or results (`BEGIN`, `COMMIT`, savepoints).
+fn run(stmt: &mut Statement<'_>) -> Result<()> {
+    stmt.execute([]).sql()?;
+    Ok(())
 }
 
 /// Undoes the changes since the innermost savepoint and closes it.
@@ -536,17 +517,14 @@ pub(crate) fn rename_index(conn: &Connection, index_id: i64, name: &Utf16String)
 
 // ---- records ----
 
-/// Reads the record with the encoded key `key` and hands its encoded value to `f` without
-/// copying it; `None` when there is no such record.
-pub(crate) fn read_record<R>(
-    conn: &Connection,
+/// Reads the record with the encoded key `key` ([`Kept::ReadRecord`]) and hands its encoded
+/// value to `f` without copying it; `None` when there is no such record.
+fn read_record<R>(
+    stmt: &mut Statement<'_>,
     store_id: i64,
     key: &[u8],
     f: impl FnOnce(&[u8]) -> Result<R>,
 ) -> Result<Option<R>> {
-    let mut stmt = conn
-        .prepare_cached("SELECT value FROM record WHERE object_store_id = ?1 AND key = ?2")
-        .sql()?;
     let mut rows = stmt.query(params![store_id, key]).sql()?;
     match rows.next().sql()? {
         Some(row) => f(row
@@ -559,35 +537,14 @@ pub(crate) fn read_record<R>(
     }
 }
 
-pub(crate) fn record_exists(conn: &Connection, store_id: i64, key: &[u8]) -> Result<bool> {
-    conn.prepare_cached("SELECT 1 FROM record WHERE object_store_id = ?1 AND key = ?2")
-        .sql()?
-        .exists(params![store_id, key])
-        .sql()
+/// Runs [`Kept::RecordExists`] or [`Kept::IndexKeyTaken`]: true when it finds a row.
+fn exists(stmt: &mut Statement<'_>, params: impl rusqlite::Params) -> Result<bool> {
+    stmt.exists(params).sql()
 }
 
-/// Writes a record, replacing any record with the same key.
-pub(crate) fn put_record(conn: &Connection, store_id: i64, key: &[u8], value: &[u8]) -> Result<()> {
-    conn.prepare_cached(
-        "INSERT OR REPLACE INTO record (object_store_id, key, value) VALUES (?1, ?2, ?3)",
-    )
-    .sql()?
-    .execute(params![store_id, key, value])
-    .sql()?;
-    Ok(())
-}
-
-/// Writes a new record; fails when a record with the key exists.
-pub(crate) fn insert_record(
-    conn: &Connection,
-    store_id: i64,
-    key: &[u8],
-    value: &[u8],
-) -> Result<()> {
-    conn.prepare_cached("INSERT INTO record (object_store_id, key, value) VALUES (?1, ?2, ?3)")
-        .sql()?
-        .execute(params![store_id, key, value])
-        .sql()?;
+/// Runs a writing statement of the record and index entry tables.
+fn write(stmt: &mut Statement<'_>, params: impl rusqlite::Params) -> Result<()> {
+    stmt.execute(params).sql()?;
     Ok(())
 }
 
@@ -889,20 +846,6 @@ fn step_store_sql(
 // ---- index entries ----
 
 /// True when the index has an entry with `key` whose primary key is not `primary_key`.
-pub(crate) fn index_key_taken(
-    conn: &Connection,
-    index_id: i64,
-    key: &[u8],
-    primary_key: &[u8],
-) -> Result<bool> {
-    conn.prepare_cached(
-        "SELECT 1 FROM index_entry WHERE index_id = ?1 AND key = ?2 AND primary_key <> ?3 LIMIT 1",
-    )
-    .sql()?
-    .exists(params![index_id, key, primary_key])
-    .sql()
-}
-
 /// The most index entries one `INSERT` statement writes (see [`insert_index_entries`]).
 const INDEX_ENTRIES_PER_INSERT: usize = 8;
 
@@ -926,40 +869,21 @@ fn insert_index_entries_sql(rows: usize) -> &'static str {
     &all[rows - 1]
 }
 
-/// Writes the index entries `(index id, encoded index key)` of the record with the encoded
-/// primary key `primary_key`, several per statement: one statement per record and index
-/// costs more than the B-tree insert it makes.
-pub(crate) fn insert_index_entries(
-    conn: &Connection,
+/// Writes index entries `(index id, encoded index key)` of the record with the encoded primary
+/// key `primary_key`, all in one statement ([`Kept::IndexEntries`] of `entries.len()`, at most
+/// [`INDEX_ENTRIES_PER_INSERT`]): one statement per record and index costs more than the
+/// B-tree insert it makes.
+fn insert_index_entries(
+    stmt: &mut Statement<'_>,
     primary_key: &[u8],
     entries: &[(i64, &[u8])],
 ) -> Result<()> {
-    for chunk in entries.chunks(INDEX_ENTRIES_PER_INSERT) {
-        let mut stmt = conn
-            .prepare_cached(insert_index_entries_sql(chunk.len()))
-            .sql()?;
-        stmt.raw_bind_parameter(1, primary_key).sql()?;
-        for (i, (index_id, key)) in chunk.iter().enumerate() {
-            stmt.raw_bind_parameter(2 * i + 2, index_id).sql()?;
-            stmt.raw_bind_parameter(2 * i + 3, key).sql()?;
-        }
-        stmt.raw_execute().sql()?;
+    stmt.raw_bind_parameter(1, primary_key).sql()?;
+    for (i, (index_id, key)) in entries.iter().enumerate() {
+        stmt.raw_bind_parameter(2 * i + 2, index_id).sql()?;
+        stmt.raw_bind_parameter(2 * i + 3, key).sql()?;
     }
-    Ok(())
-}
-
-pub(crate) fn delete_index_entry(
-    conn: &Connection,
-    index_id: i64,
-    key: &[u8],
-    primary_key: &[u8],
-) -> Result<()> {
-    conn.prepare_cached(
-        "DELETE FROM index_entry WHERE index_id = ?1 AND key = ?2 AND primary_key = ?3",
-    )
-    .sql()?
-    .execute(params![index_id, key, primary_key])
-    .sql()?;
+    stmt.raw_execute().sql()?;
     Ok(())
 }
 
@@ -1199,71 +1123,196 @@ fn open_read_only(path: &Path) -> Result<Connection> {
     Ok(conn)
 }
 
+/// The statements of the per-record and per-transaction paths, which a connection prepares
+/// once and keeps (see [`SqliteConnection`]).
+#[derive(Clone, Copy)]
+enum Kept {
+    Begin,
+    BeginImmediate,
+    Commit,
+    Savepoint,
+    ReleaseSavepoint,
+    ReadRecord,
+    RecordExists,
+    PutRecord,
+    InsertRecord,
+    IndexKeyTaken,
+    DeleteIndexEntry,
+    /// `INSERT OR IGNORE` of 1 to [`INDEX_ENTRIES_PER_INSERT`] index entries of one record
+    /// (`?1` is the primary key; each entry adds an index id and a key).
+    IndexEntries(usize),
+}
+
+/// How many statements a connection keeps: one per [`Kept`].
+const KEPT: usize = 11 + INDEX_ENTRIES_PER_INSERT;
+
+impl Kept {
+    fn slot(self) -> usize {
+        match self {
+            Kept::Begin => 0,
+            Kept::BeginImmediate => 1,
+            Kept::Commit => 2,
+            Kept::Savepoint => 3,
+            Kept::ReleaseSavepoint => 4,
+            Kept::ReadRecord => 5,
+            Kept::RecordExists => 6,
+            Kept::PutRecord => 7,
+            Kept::InsertRecord => 8,
+            Kept::IndexKeyTaken => 9,
+            Kept::DeleteIndexEntry => 10,
+            Kept::IndexEntries(rows) => 10 + rows,
+        }
+    }
+
+    fn sql(self) -> &'static str {
+        match self {
+            Kept::Begin => "BEGIN",
+            Kept::BeginImmediate => "BEGIN IMMEDIATE",
+            Kept::Commit => "COMMIT",
+            Kept::Savepoint => "SAVEPOINT request",
+            Kept::ReleaseSavepoint => "RELEASE request",
+            Kept::ReadRecord => "SELECT value FROM record WHERE object_store_id = ?1 AND key = ?2",
+            Kept::RecordExists => "SELECT 1 FROM record WHERE object_store_id = ?1 AND key = ?2",
+            Kept::PutRecord => {
+                "INSERT OR REPLACE INTO record (object_store_id, key, value) VALUES (?1, ?2, ?3)"
+            }
+            Kept::InsertRecord => {
+                "INSERT INTO record (object_store_id, key, value) VALUES (?1, ?2, ?3)"
+            }
+            Kept::IndexKeyTaken => {
+                "SELECT 1 FROM index_entry \
+                 WHERE index_id = ?1 AND key = ?2 AND primary_key <> ?3 LIMIT 1"
+            }
+            Kept::DeleteIndexEntry => {
+                "DELETE FROM index_entry WHERE index_id = ?1 AND key = ?2 AND primary_key = ?3"
+            }
+            Kept::IndexEntries(rows) => insert_index_entries_sql(rows),
+        }
+    }
+}
+
+/// A connection's kept statements, by [`Kept::slot`], each prepared on first use.
+type KeptStatements<'c> = [RefCell<Option<Statement<'c>>>; KEPT];
+
+self_cell::self_cell!(
+    /// A SQLite connection and the statements it keeps.
+    struct ConnectionWithStatements {
+        owner: Connection,
+        #[not_covariant]
+        dependent: KeptStatements,
+    }
+);
+
 /// A connection to a database's SQLite file, with its `synchronous` setting as last set
 /// (`None`: not set yet), so the pragma runs only when a transaction's durability changes it.
+///
+/// The statements run for every record or transaction ([`Kept`]) are prepared once and kept
+/// here: rusqlite's statement cache finds a statement by hashing its SQL text and moves it
+/// out of and back into an LRU list at every use, about 1,100 instructions, as much as a
+/// twelfth of a point read. Other statements go through that cache.
 pub(crate) struct SqliteConnection {
-    conn: Connection,
-    synchronous_full: std::cell::Cell<Option<bool>>,
+    conn: ConnectionWithStatements,
+    synchronous_full: Cell<Option<bool>>,
 }
+
+// SAFETY: the kept statements are `!Send` only because they hold raw SQLite statement handles.
+// They belong to the connection beside them, are never handed out, and move with it to another
+// thread as a whole, which SQLite allows (rusqlite opens connections with
+// `SQLITE_OPEN_NO_MUTEX`: a connection and its statements may be used by one thread at a time).
+// `SqliteConnection` is not `Sync`, so no two threads use them at once.
+unsafe impl Send for SqliteConnection {}
 
 /// Opens (creating if needed) the SQLite file of a database (see [`open_connection`]).
 pub(crate) fn open(path: &Path) -> Result<crate::backend::Connection> {
     Ok(Box::new(SqliteConnection {
-        conn: open_connection(path)?,
-        synchronous_full: std::cell::Cell::new(None),
+        conn: ConnectionWithStatements::new(open_connection(path)?, |_| {
+            std::array::from_fn(|_| RefCell::new(None))
+        }),
+        synchronous_full: Cell::new(None),
     }))
 }
 
-impl StorageConnection for SqliteConnection {
-    fn begin_read(&self) -> Result<()> {
-        begin_read(&self.conn)
+impl SqliteConnection {
+    fn conn(&self) -> &Connection {
+        self.conn.borrow_owner()
     }
 
+    /// Runs `f` on the kept statement `which`, preparing it on first use. Should the statement
+    /// be in use further up the stack, this use takes one from rusqlite's statement cache.
+    fn with_kept<R>(
+        &self,
+        which: Kept,
+        f: impl FnOnce(&mut Statement<'_>) -> Result<R>,
+    ) -> Result<R> {
+        self.conn.with_dependent(|conn, kept| {
+            let Ok(mut slot) = kept[which.slot()].try_borrow_mut() else {
+                let mut cached = conn.prepare_cached(which.sql()).sql()?;
+                return f(&mut cached);
+            };
+            let stmt = match slot.take() {
+                Some(stmt) => stmt,
+                None => conn.prepare(which.sql()).sql()?,
+            };
+            f(slot.insert(stmt))
+        })
+    }
+}
+
+impl StorageConnection for SqliteConnection {
+    /// Starts a reading SQLite transaction (its snapshot is taken at the first read).
+    fn begin_read(&self) -> Result<()> {
+        self.with_kept(Kept::Begin, run)
+    }
+
+    /// Starts a writing SQLite transaction, taking the write lock up front (`IMMEDIATE`).
     fn begin_write(&self, durable: bool) -> Result<()> {
         let mut current = self.synchronous_full.get();
-        let result = begin_write(&self.conn, &mut current, durable);
+        let result = set_synchronous(self.conn(), &mut current, durable);
         self.synchronous_full.set(current);
-        result
+        result?;
+        self.with_kept(Kept::BeginImmediate, run)
     }
 
     fn commit(&self) -> Result<()> {
-        commit(&self.conn)
+        self.with_kept(Kept::Commit, run)
     }
 
     fn rollback(&self) {
-        rollback(&self.conn)
+        rollback(self.conn())
     }
 
+    /// Opens a savepoint inside the running transaction (savepoints nest).
     fn savepoint(&self) -> Result<()> {
-        savepoint(&self.conn)
+        self.with_kept(Kept::Savepoint, run)
     }
 
+    /// Keeps the changes since the innermost savepoint and closes it.
     fn release_savepoint(&self) -> Result<()> {
-        release_savepoint(&self.conn)
+        self.with_kept(Kept::ReleaseSavepoint, run)
     }
 
     fn rollback_to_savepoint(&self) -> Result<()> {
-        rollback_to_savepoint(&self.conn)
+        rollback_to_savepoint(self.conn())
     }
 
     fn initialize(&self, name: &Utf16String) -> Result<DatabaseRow> {
-        initialize(&self.conn, name)
+        initialize(self.conn(), name)
     }
 
     fn read_version(&self) -> Result<u64> {
-        read_version(&self.conn)
+        read_version(self.conn())
     }
 
     fn write_version(&self, version: u64) -> Result<()> {
-        write_version(&self.conn, version)
+        write_version(self.conn(), version)
     }
 
     fn load_stores(&self) -> Result<Vec<StoreRow>> {
-        load_stores(&self.conn)
+        load_stores(self.conn())
     }
 
     fn load_indexes(&self) -> Result<Vec<IndexRow>> {
-        load_indexes(&self.conn)
+        load_indexes(self.conn())
     }
 
     fn insert_store(
@@ -1272,15 +1321,15 @@ impl StorageConnection for SqliteConnection {
         key_path: Option<(&str, bool)>,
         auto_increment: bool,
     ) -> Result<i64> {
-        insert_store(&self.conn, name, key_path, auto_increment)
+        insert_store(self.conn(), name, key_path, auto_increment)
     }
 
     fn delete_store(&self, store_id: i64) -> Result<()> {
-        delete_store(&self.conn, store_id)
+        delete_store(self.conn(), store_id)
     }
 
     fn rename_store(&self, store_id: i64, name: &Utf16String) -> Result<()> {
-        rename_store(&self.conn, store_id, name)
+        rename_store(self.conn(), store_id, name)
     }
 
     fn insert_index(
@@ -1291,23 +1340,23 @@ impl StorageConnection for SqliteConnection {
         unique: bool,
         multi_entry: bool,
     ) -> Result<i64> {
-        insert_index(&self.conn, store_id, name, key_path, unique, multi_entry)
+        insert_index(self.conn(), store_id, name, key_path, unique, multi_entry)
     }
 
     fn delete_index(&self, index_id: i64) -> Result<()> {
-        delete_index(&self.conn, index_id)
+        delete_index(self.conn(), index_id)
     }
 
     fn rename_index(&self, index_id: i64, name: &Utf16String) -> Result<()> {
-        rename_index(&self.conn, index_id, name)
+        rename_index(self.conn(), index_id, name)
     }
 
     fn read_current_number(&self, store_id: i64) -> Result<u64> {
-        read_current_number(&self.conn, store_id)
+        read_current_number(self.conn(), store_id)
     }
 
     fn write_current_number(&self, store_id: i64, n: u64) -> Result<()> {
-        write_current_number(&self.conn, store_id, n)
+        write_current_number(self.conn(), store_id, n)
     }
 
     fn read_record(
@@ -1316,23 +1365,31 @@ impl StorageConnection for SqliteConnection {
         key: &[u8],
         read: &mut dyn FnMut(&[u8]) -> Result<()>,
     ) -> Result<bool> {
-        Ok(read_record(&self.conn, store_id, key, read)?.is_some())
+        self.with_kept(Kept::ReadRecord, |stmt| {
+            Ok(read_record(stmt, store_id, key, read)?.is_some())
+        })
     }
 
     fn record_exists(&self, store_id: i64, key: &[u8]) -> Result<bool> {
-        record_exists(&self.conn, store_id, key)
+        self.with_kept(Kept::RecordExists, |stmt| {
+            exists(stmt, params![store_id, key])
+        })
     }
 
     fn put_record(&self, store_id: i64, key: &[u8], value: &[u8]) -> Result<()> {
-        put_record(&self.conn, store_id, key, value)
+        self.with_kept(Kept::PutRecord, |stmt| {
+            write(stmt, params![store_id, key, value])
+        })
     }
 
     fn insert_record(&self, store_id: i64, key: &[u8], value: &[u8]) -> Result<()> {
-        insert_record(&self.conn, store_id, key, value)
+        self.with_kept(Kept::InsertRecord, |stmt| {
+            write(stmt, params![store_id, key, value])
+        })
     }
 
     fn clear_records(&self, store_id: i64, index_ids: &[i64]) -> Result<()> {
-        clear_records(&self.conn, store_id, index_ids)
+        clear_records(self.conn(), store_id, index_ids)
     }
 
     fn select_records(
@@ -1343,15 +1400,15 @@ impl StorageConnection for SqliteConnection {
         limit: u32,
         with_values: bool,
     ) -> Result<Vec<RawRecord>> {
-        select_records(&self.conn, store_id, range, descending, limit, with_values)
+        select_records(self.conn(), store_id, range, descending, limit, with_values)
     }
 
     fn count_records(&self, store_id: i64, range: &EncodedRange) -> Result<u64> {
-        count_records(&self.conn, store_id, range)
+        count_records(self.conn(), store_id, range)
     }
 
     fn delete_records(&self, store_id: i64, range: &EncodedRange) -> Result<()> {
-        delete_records(&self.conn, store_id, range)
+        delete_records(self.conn(), store_id, range)
     }
 
     fn step_store(
@@ -1365,20 +1422,36 @@ impl StorageConnection for SqliteConnection {
         limit: u32,
     ) -> Result<Vec<RawRecord>> {
         step_store(
-            &self.conn, store_id, range, descending, after, target, with_value, limit,
+            self.conn(),
+            store_id,
+            range,
+            descending,
+            after,
+            target,
+            with_value,
+            limit,
         )
     }
 
     fn index_key_taken(&self, index_id: i64, key: &[u8], primary_key: &[u8]) -> Result<bool> {
-        index_key_taken(&self.conn, index_id, key, primary_key)
+        self.with_kept(Kept::IndexKeyTaken, |stmt| {
+            exists(stmt, params![index_id, key, primary_key])
+        })
     }
 
     fn insert_index_entries(&self, primary_key: &[u8], entries: &[(i64, &[u8])]) -> Result<()> {
-        insert_index_entries(&self.conn, primary_key, entries)
+        for chunk in entries.chunks(INDEX_ENTRIES_PER_INSERT) {
+            self.with_kept(Kept::IndexEntries(chunk.len()), |stmt| {
+                insert_index_entries(stmt, primary_key, chunk)
+            })?;
+        }
+        Ok(())
     }
 
     fn delete_index_entry(&self, index_id: i64, key: &[u8], primary_key: &[u8]) -> Result<()> {
-        delete_index_entry(&self.conn, index_id, key, primary_key)
+        self.with_kept(Kept::DeleteIndexEntry, |stmt| {
+            write(stmt, params![index_id, key, primary_key])
+        })
     }
 
     fn select_index_entries(
@@ -1392,7 +1465,7 @@ impl StorageConnection for SqliteConnection {
         with_values: bool,
     ) -> Result<Vec<RawEntry>> {
         select_index_entries(
-            &self.conn,
+            self.conn(),
             index_id,
             store_id,
             range,
@@ -1404,7 +1477,7 @@ impl StorageConnection for SqliteConnection {
     }
 
     fn count_index_entries(&self, index_id: i64, range: &EncodedRange) -> Result<u64> {
-        count_index_entries(&self.conn, index_id, range)
+        count_index_entries(self.conn(), index_id, range)
     }
 
     fn step_index(
@@ -1418,7 +1491,14 @@ impl StorageConnection for SqliteConnection {
         limit: u32,
     ) -> Result<Vec<RawEntry>> {
         step_index(
-            &self.conn, index_id, store_id, range, descending, step, with_value, limit,
+            self.conn(),
+            index_id,
+            store_id,
+            range,
+            descending,
+            step,
+            with_value,
+            limit,
         )
     }
 
@@ -1429,18 +1509,51 @@ impl StorageConnection for SqliteConnection {
         key: &[u8],
         with_value: bool,
     ) -> Result<Option<RawEntry>> {
-        first_entry_with_key(&self.conn, index_id, store_id, key, with_value)
+        first_entry_with_key(self.conn(), index_id, store_id, key, with_value)
     }
 
     #[cfg(test)]
     fn sqlite(&self) -> Option<&Connection> {
-        Some(&self.conn)
+        Some(self.conn())
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A kept statement in use further up the stack (here, a record read from inside the
+    /// reading of another) is not taken twice: the inner use gets its own statement.
+    #[test]
+    fn a_kept_statement_in_use_is_not_shared() {
+        let dir = tempfile::tempdir().unwrap();
+        let conn = open(&dir.path().join("db.sqlite")).unwrap();
+        conn.initialize(&Utf16String::from("db")).unwrap();
+        conn.begin_write(false).unwrap();
+        let store = conn
+            .insert_store(&Utf16String::from("s"), None, false)
+            .unwrap();
+        conn.put_record(store, b"a", b"first").unwrap();
+        conn.put_record(store, b"b", b"second").unwrap();
+        let mut seen = Vec::new();
+        let found = conn
+            .read_record(store, b"a", &mut |outer| {
+                seen.push(outer.to_vec());
+                conn.read_record(store, b"b", &mut |inner| {
+                    seen.push(inner.to_vec());
+                    Ok(())
+                })?;
+                seen.push(outer.to_vec());
+                Ok(())
+            })
+            .unwrap();
+        conn.commit().unwrap();
+        assert!(found);
+        assert_eq!(
+            seen,
+            [b"first".to_vec(), b"second".to_vec(), b"first".to_vec()]
+        );
+    }
 
     /// Processes creating one database at once race to switch the new file to WAL; one that
     /// finds another's write lock must wait for it, not fail with "database is locked"
