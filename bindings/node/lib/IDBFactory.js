@@ -64,7 +64,12 @@ class IDBFactory {
         throw new TypeError('lockTimeout must be a finite number of milliseconds, at least 0');
       }
     }
-    const nf = new native.NativeFactory(dir, lockTimeout, url);
+    let nf;
+    try {
+      nf = new native.NativeFactory(dir, lockTimeout, url);
+    } catch (e) {
+      throw rethrow(e);
+    }
     if (url === undefined && dir === undefined) {
       const tmp = nf.dir;
       process.once('exit', () => fs.rmSync(tmp, { recursive: true, force: true }));

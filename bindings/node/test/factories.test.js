@@ -66,3 +66,15 @@ test('an upgrade waits for a connection whose close is pending until its transac
   assert.deepEqual(log, ['first connection\'s transaction complete', 'upgradeneeded']);
   assert.equal(gets, 200);
 });
+
+test('a factory whose server cannot be reached throws a DOMException named UnknownError, without the password', () => {
+  // Nothing listens on port 1 of the loopback address.
+  const url = 'postgres://nobody:sekret@127.0.0.1:1/x';
+  assert.throws(() => new IDBFactory({ url }), (e) => {
+    assert.ok(e instanceof DOMException);
+    assert.equal(e.name, 'UnknownError');
+    assert.ok(e.message.startsWith('cannot connect to postgres://nobody:***@127.0.0.1:1/x'), e.message);
+    assert.ok(!e.message.includes('sekret'), e.message);
+    return true;
+  });
+});
