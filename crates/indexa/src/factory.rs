@@ -34,6 +34,12 @@ pub const DEFAULT_LOCK_TIMEOUT: Duration = Duration::from_secs(30);
 /// second guard of its exclusive connection lock.
 type Begun = (Transaction, u64, Exclusive);
 
+/// How many more times [`Factory::version`] reads a database file that failed to read, and
+/// how long it waits before each (a file being removed by another process fails for a moment;
+/// a damaged one fails every time).
+const PEEK_ATTEMPTS: u32 = 5;
+const PEEK_RETRY: Duration = Duration::from_millis(20);
+
 /// What [`Factory::scan_databases`] found in a data directory.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct DatabaseScan {
@@ -461,14 +467,26 @@ impl Factory {
             return Ok(server.version(name)?.unwrap_or(0));
         }
         let path = self.path_for(name);
-        if !database_file_exists(&path)? {
-            return Ok(0);
-        }
-        if fs::metadata(&path).is_ok_and(|m| m.len() == 0) {
-            // SQLite makes an empty file a new database when it opens it.
-            return Ok(0);
-        }
-        match sqlite::peek_file_contents(&path) {
+        let mut failed = 0;
+        let contents = loop {
+            if !database_file_exists(&path)? {
+                return Ok(0);
+            }
+            if fs::metadata(&path).is_ok_and(|m| m.len() == 0) {
+                // SQLite makes an empty file a new database when it opens it.
+                return Ok(0);
+            }
+            match sqlite::peek_file_contents(&path) {
+                // Read without the connection lock, the file may be in the middle of being
+                // removed by a deletion (its log gone first): read it again, or find it gone.
+                Err(_) if failed < PEEK_ATTEMPTS => {
+                    failed += 1;
+                    std::thread::sleep(PEEK_RETRY);
+                }
+                contents => break contents,
+            }
+        };
+        match contents {
             Ok(FileContents::Database(row)) if row.name == *name => Ok(row.version),
             Ok(FileContents::Database(row)) => Err(Error::Unknown(format!(
                 "database file {} belongs to database {:?}, not {name:?}",
