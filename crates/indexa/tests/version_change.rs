@@ -10,7 +10,7 @@ use std::sync::mpsc;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use indexa::{Database, DatabaseInfo, Error, Factory, Key, TransactionMode, Value, VersionChange};
+use indexa::{Database, DatabaseInfo, Factory, Key, TransactionMode, Value, VersionChange};
 use support::TestPlace;
 
 /// Held by each test for its whole run: these tests time how fast another factory's
