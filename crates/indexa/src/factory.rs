@@ -34,10 +34,11 @@ pub const DEFAULT_LOCK_TIMEOUT: Duration = Duration::from_secs(30);
 /// second guard of its exclusive connection lock.
 type Begun = (Transaction, u64, Exclusive);
 
-/// How many more times [`Factory::version`] reads a database file that failed to read, and
-/// how long it waits before each (a file being removed by another process fails for a moment;
-/// a damaged one fails every time).
+/// How many more times [`Factory::version`] reads a database file that failed to read: a
+/// file being removed by another process fails for a moment, a damaged one every time.
 const PEEK_ATTEMPTS: u32 = 5;
+
+/// How long [`Factory::version`] waits before reading such a file again.
 const PEEK_RETRY: Duration = Duration::from_millis(20);
 
 /// What [`Factory::scan_databases`] found in a data directory.
