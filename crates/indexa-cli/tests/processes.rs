@@ -289,6 +289,91 @@ fn simultaneous_upgrades_from_several_processes_all_finish() {
     assert_eq!(env.run(&["list"]).stdout, "x\t1\n");
 }
 
+/// Six batches adding a record to a store of a database that does not exist yet, racing three
+/// `create-store` commands that create that store. A batch that comes first creates the
+/// database, its `add` fails, and its aborted creation is removed; the batches queued behind
+/// it then find no database or the one a `create-store` made. Whatever the order, every batch
+/// that reported its commit has its record stored exactly once, under the key it printed, and
+/// exactly one `create-store` made the store. Run several times, on fresh databases.
+#[test]
+fn batches_racing_the_creation_of_their_database_keep_every_commit() {
+    let env = Env::new();
+    for round in 0..15 {
+        let db = format!("race{round:02}");
+        let batches: Vec<(usize, Batch)> = (1..=6)
+            .map(|value| {
+                let mut batch = Batch::start(&env, &[&db]);
+                let input = batch.input.as_mut().expect("input open");
+                writeln!(input, r#"{{"op":"add","store":"s","value":{value}}}"#).unwrap();
+                drop(batch.input.take());
+                (value, batch)
+            })
+            .collect();
+        let creators: Vec<Child> = (0..3)
+            .map(|_| {
+                Command::new(env!("CARGO_BIN_EXE_indexa"))
+                    .arg("--data-dir")
+                    .arg(env.data_arg())
+                    .args(["create-store", &db, "s", "--auto-increment"])
+                    .env_remove("INDEXA_DATA_DIR")
+                    .env_remove("INDEXA_LOCK_TIMEOUT")
+                    .stdin(Stdio::null())
+                    .stdout(Stdio::piped())
+                    .stderr(Stdio::piped())
+                    .spawn()
+                    .expect("run indexa create-store")
+            })
+            .collect();
+        let not_found =
+            r#"{"error":{"name":"NotFoundError","message":"no object store named \"s\""}}"#;
+        let mut committed = Vec::new();
+        for (value, batch) in batches {
+            let (lines, code) = batch.finish();
+            match (lines.as_slice(), code) {
+                ([result, end], 0) if end == COMMITTED => {
+                    let key: u64 = result
+                        .strip_prefix(r#"{"result":"#)
+                        .and_then(|k| k.strip_suffix('}'))
+                        .and_then(|k| k.parse().ok())
+                        .unwrap_or_else(|| {
+                            panic!("round {round}: batch {value} printed {lines:?}")
+                        });
+                    committed.push((key, value));
+                }
+                ([error, end], 1)
+                    if error == not_found && end == r#"{"transaction":"aborted"}"# => {}
+                _ => panic!("round {round}: batch {value} printed {lines:?}, exit {code}"),
+            }
+        }
+        let mut created = 0;
+        for creator in creators {
+            let out = creator.wait_with_output().unwrap();
+            let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
+            assert_eq!(String::from_utf8_lossy(&out.stdout), "", "round {round}");
+            match (out.status.code(), stderr.as_str()) {
+                (Some(0), "") => created += 1,
+                (Some(1), e)
+                    if e == format!("indexa: AbortError: database {db:?} was upgraded by another process meanwhile; nothing changed\n")
+                        || e == "indexa: ConstraintError: an object store named \"s\" already exists\n" => {}
+                other => panic!("round {round}: create-store ended with {other:?}"),
+            }
+        }
+        assert_eq!(
+            created, 1,
+            "round {round}: create-store commands that made the store"
+        );
+        let listed: String = (0..=round).map(|r| format!("race{r:02}\t1\n")).collect();
+        assert_eq!(env.run(&["list"]).stdout, listed, "round {round}");
+        committed.sort();
+        let expected: Vec<String> = committed
+            .iter()
+            .map(|(key, value)| format!(r#"{{"key":{key},"value":{value}}}"#))
+            .collect();
+        let export = env.run(&["export", &db, "s"]);
+        assert_eq!(export.lines(), expected, "round {round}: records stored");
+    }
+}
+
 /// The names in the data directory other than database files (scratch directories).
 fn scratch_entries(dir: &std::path::Path) -> Vec<String> {
     let mut names: Vec<String> = std::fs::read_dir(dir)

@@ -684,6 +684,16 @@ impl Drop for Hold {
     }
 }
 
+impl Exclusive {
+    /// Another guard of the same exclusive lock: the lock stays held until every guard is
+    /// dropped (an upgrade keeps one beyond its transaction, to remove a database its aborted
+    /// creation left before any other process can open it).
+    pub fn again(&self) -> Exclusive {
+        lock(&self.0.state).exclusive += 1;
+        Exclusive(self.0.clone())
+    }
+}
+
 impl Drop for Exclusive {
     fn drop(&mut self) {
         let mut st = lock(&self.0.state);

@@ -167,6 +167,11 @@ impl DatabaseShared {
             .exclusive(self.owner, &self.name, self.lock_timeout, change, blocked)
     }
 
+    /// Where the database's storage is.
+    pub fn place(&self) -> &Place {
+        &self.place
+    }
+
     /// Who this state's connections are on the connection lock.
     pub fn owner(&self) -> Owner {
         self.owner
@@ -236,7 +241,7 @@ impl DatabaseShared {
     }
 
     /// Marks the database deleted and closes its idle connections; waits for a running
-    /// writer to finish first.
+    /// writer to finish first. Marking it again does nothing more.
     ///
     /// # Errors
     /// [`Error::InvalidState`] when the calling thread itself runs the writer's transaction
@@ -251,6 +256,10 @@ impl DatabaseShared {
             )));
         }
         self.deleted.store(true, Ordering::SeqCst);
+        if slot.conn.is_none() && slot.holder.is_none() {
+            // Marked already: its writer connection was closed then.
+            return Ok(());
+        }
         while slot.conn.is_none() {
             slot = self
                 .writer_returned

@@ -7,12 +7,12 @@ use std::collections::HashMap;
 use std::fs;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, MutexGuard};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use crate::backend::postgres::{self, Server};
 use crate::backend::sqlite::{self, FileContents};
 use crate::backend::Place;
-use crate::connection_lock::{ConnectionLock, Owner};
+use crate::connection_lock::{ConnectionLock, Exclusive, Owner};
 use crate::database::{Database, DatabaseShared};
 use crate::error::{Error, Result};
 use crate::transaction::{Durability, Transaction, TransactionMode};
@@ -29,6 +29,17 @@ const EXTENSION: &str = "indexa";
 /// How long a deletion or an upgrade waits by default for other processes to close the
 /// database, and an open for another process's deletion or upgrade to finish.
 pub const DEFAULT_LOCK_TIMEOUT: Duration = Duration::from_secs(30);
+
+/// A begun upgrade: its versionchange transaction, the version it upgrades from, and a
+/// second guard of its exclusive connection lock.
+type Begun = (Transaction, u64, Exclusive);
+
+/// How many more times [`Factory::version`] reads a database file that failed to read: a
+/// file being removed by another process fails for a moment, a damaged one every time.
+const PEEK_ATTEMPTS: u32 = 5;
+
+/// How long [`Factory::version`] waits before reading such a file again.
+const PEEK_RETRY: Duration = Duration::from_millis(20);
 
 /// What [`Factory::scan_databases`] found in a data directory.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -323,38 +334,69 @@ impl Factory {
         if let Some(shared) = open.get(name) {
             return Ok(shared.clone());
         }
-        let place = match &self.server {
-            Some(server) => Place::Postgres(server.clone(), server.database_id(name)?),
+        let shared = match &self.server {
+            Some(server) => {
+                let deadline = Instant::now() + self.lock_timeout;
+                loop {
+                    let id = server.database_id(name)?;
+                    let place = Place::Postgres(server.clone(), id);
+                    match DatabaseShared::open(name, place, self.lock_timeout) {
+                        // Another process deleted it (under its exclusive lock) before this
+                        // one's hold was taken: open the database there is now.
+                        Err(_)
+                            if Instant::now() < deadline
+                                && server.existing_id(name)? != Some(id) => {}
+                        opened => break opened?,
+                    }
+                }
+            }
             None => {
                 let path = self.path_for(name);
                 database_file_exists(&path)?;
-                Place::File(path)
+                DatabaseShared::open(name, Place::File(path), self.lock_timeout)?
             }
         };
-        let shared = Arc::new(DatabaseShared::open(name, place, self.lock_timeout)?);
+        let shared = Arc::new(shared);
         open.insert(name.clone(), shared.clone());
         Ok(shared)
     }
 
-    /// A new connection to database `name` with its shared state, opening its storage if
-    /// needed; state cached from before another process deleted the database is dropped.
-    fn connect(&self, name: &Utf16String) -> Result<(Arc<DatabaseShared>, Database)> {
-        let shared = self.shared(name)?;
-        let db = Database::new(shared.clone())?;
-        if shared.is_current() {
-            return Ok((shared, db));
-        }
-        drop(db);
+    /// Drops this factory's state of database `name` (another process deleted the database,
+    /// or this one removed it): it is never used again, and the next open opens the database
+    /// anew.
+    fn forget(&self, name: &Utf16String, shared: &Arc<DatabaseShared>) {
         shared.forget();
-        {
-            let mut open = lock(&self.open);
-            if open.get(name).is_some_and(|s| Arc::ptr_eq(s, &shared)) {
-                open.remove(name);
+        let mut open = lock(&self.open);
+        if open.get(name).is_some_and(|s| Arc::ptr_eq(s, shared)) {
+            open.remove(name);
+        }
+    }
+
+    /// A new connection to database `name` with its shared state, opening its storage if
+    /// needed; state cached from before another process deleted the database is dropped. The
+    /// connection's hold is taken before the state is found current, so the database it
+    /// connects to is not deleted while it is open.
+    ///
+    /// # Errors
+    /// [`Error::InvalidState`] when other processes kept deleting the database for longer
+    /// than the lock timeout; as [`Factory::open`] otherwise.
+    fn connect(&self, name: &Utf16String) -> Result<(Arc<DatabaseShared>, Database)> {
+        let deadline = Instant::now() + self.lock_timeout;
+        loop {
+            let shared = self.shared(name)?;
+            let db = Database::new(shared.clone())?;
+            if shared.is_current() {
+                return Ok((shared, db));
+            }
+            drop(db);
+            self.forget(name, &shared);
+            if Instant::now() >= deadline {
+                return Err(Error::InvalidState(format!(
+                    "database {name:?} was deleted by other processes each time this one opened it (for {} ms)",
+                    self.lock_timeout.as_millis()
+                )));
             }
         }
-        let shared = self.shared(name)?;
-        let db = Database::new(shared.clone())?;
-        Ok((shared, db))
     }
 
     /// Opens a connection to database `name` (`IDBFactory.open`).
@@ -401,26 +443,7 @@ impl Factory {
             )));
         }
         if requested > current {
-            return match Self::run_upgrade(&shared, db, current, requested, upgrade) {
-                Ok(db) => Ok(db),
-                Err(e) => {
-                    // A database this call created is removed again — unless another connection
-                    // committed a version meanwhile (the file says so); the upgrade's error is
-                    // the one to report either way.
-                    let still_new = current == 0
-                        && match &self.server {
-                            Some(server) => server.version(name).ok() == Some(Some(0)),
-                            None => sqlite::peek_database_file(&shared.path)
-                                .ok()
-                                .flatten()
-                                .is_some_and(|row| row.version == 0),
-                        };
-                    if still_new {
-                        let _ = self.remove(name, &shared);
-                    }
-                    Err(e)
-                }
-            };
+            return self.run_upgrade(name, shared, db, current, requested, upgrade);
         }
         Ok(db)
     }
@@ -445,14 +468,26 @@ impl Factory {
             return Ok(server.version(name)?.unwrap_or(0));
         }
         let path = self.path_for(name);
-        if !database_file_exists(&path)? {
-            return Ok(0);
-        }
-        if fs::metadata(&path).is_ok_and(|m| m.len() == 0) {
-            // SQLite makes an empty file a new database when it opens it.
-            return Ok(0);
-        }
-        match sqlite::peek_file_contents(&path) {
+        let mut failed = 0;
+        let contents = loop {
+            if !database_file_exists(&path)? {
+                return Ok(0);
+            }
+            if fs::metadata(&path).is_ok_and(|m| m.len() == 0) {
+                // SQLite makes an empty file a new database when it opens it.
+                return Ok(0);
+            }
+            match sqlite::peek_file_contents(&path) {
+                // Read without the connection lock, the file may be in the middle of being
+                // removed by a deletion (its log gone first): read it again, or find it gone.
+                Err(_) if failed < PEEK_ATTEMPTS => {
+                    failed += 1;
+                    std::thread::sleep(PEEK_RETRY);
+                }
+                contents => break contents,
+            }
+        };
+        match contents {
             Ok(FileContents::Database(row)) if row.name == *name => Ok(row.version),
             Ok(FileContents::Database(row)) => Err(Error::Unknown(format!(
                 "database file {} belongs to database {:?}, not {name:?}",
@@ -513,7 +548,9 @@ impl Factory {
             return Err(Error::Type("the version must be at least 1".into()));
         }
         let (shared, db) = self.connect(name)?;
-        Self::start_upgrade(&shared, db, version, blocked)
+        let (_, db, started) = self.start_upgrade(name, shared, db, version, blocked)?;
+        // The transaction keeps the exclusive lock until it ends.
+        Ok((db, started.map(|(tx, old, _)| (tx, old))))
     }
 
     /// The version stored in the database file, read in a readonly transaction (which also
@@ -528,23 +565,35 @@ impl Factory {
         Ok(reader.database_version_at_start())
     }
 
-    /// Begins the versionchange transaction that takes `shared` to version `new`, or `None`
-    /// when it is already there; fails with [`Error::Version`] when it is above `new`. `db`
-    /// is the caller's new connection, given back.
+    /// Begins the versionchange transaction that takes database `name` (`shared`) to version
+    /// `new`, or `None` when it is already there; fails with [`Error::Version`] when it is
+    /// above `new`. `db` is the caller's new connection, given back with the state it is of.
+    /// The transaction comes with the version it upgrades from and a second guard of its
+    /// exclusive connection lock, for the caller to keep beyond the transaction.
     ///
     /// Learning that the database already is at `new` takes neither the write lock nor the
     /// exclusive connection lock, so it never waits for a writer or for other processes. An
     /// upgrade gives up `db`'s hold while it waits for the exclusive lock, so two processes
-    /// upgrading at once do not wait for each other's new connections.
+    /// upgrading at once do not wait for each other's new connections. When another process
+    /// deleted the database meanwhile (or removed the database its own aborted upgrade had
+    /// created), the upgrade starts again on the database there is now, as an open queued
+    /// behind that deletion does in the spec.
     fn start_upgrade(
-        shared: &Arc<DatabaseShared>,
+        &self,
+        name: &Utf16String,
+        shared: Arc<DatabaseShared>,
         db: Database,
         new: u64,
         blocked: &mut dyn FnMut(&VersionChange),
-    ) -> Result<(Database, Option<(Transaction, u64)>)> {
-        let mut db = db;
+    ) -> Result<(Arc<DatabaseShared>, Database, Option<Begun>)> {
+        let (mut shared, mut db) = (shared, db);
         let exclusive = loop {
-            let stored = Self::stored_version(shared)?;
+            if !shared.is_current() {
+                drop(db);
+                self.forget(name, &shared);
+                (shared, db) = self.connect(name)?;
+            }
+            let stored = Self::stored_version(&shared)?;
             if new < stored {
                 return Err(Error::Version(format!(
                     "database {:?} is at version {stored}, above the requested {new}",
@@ -552,7 +601,7 @@ impl Factory {
                 )));
             }
             if new == stored {
-                return Ok((db, None));
+                return Ok((shared, db, None));
             }
             // An upgrade waits until no other process has the database open (spec: the
             // versionchange transaction waits for the other connections to close).
@@ -562,24 +611,19 @@ impl Factory {
                 new_version: Some(new),
             };
             match shared.exclusive(change, blocked)? {
-                Some(exclusive) => break exclusive,
-                // Another deletion or upgrade ran meanwhile: read the version it left.
-                None => db = Database::new(shared.clone())?,
+                Some(exclusive) if shared.is_current() => break exclusive,
+                // Another deletion or upgrade ran meanwhile: read the version it left (on the
+                // database there is now, once the loop found this one deleted).
+                _ => db = Database::new(shared.clone())?,
             }
         };
-        if !shared.is_current() {
-            return Err(Error::InvalidState(format!(
-                "database {:?} was deleted by another process while this one waited to upgrade it",
-                shared.name
-            )));
-        }
         let db = Database::new(shared.clone())?;
         let tx = Transaction::begin_locked(
             shared.clone(),
             None,
             TransactionMode::VersionChange,
             Durability::Strict,
-            Some(exclusive),
+            Some(exclusive.again()),
         )?;
         // Another process may have upgraded meanwhile: the transaction read the version.
         let old_now = tx.database_version_at_start();
@@ -591,15 +635,23 @@ impl Factory {
         }
         if new == old_now {
             tx.commit()?;
-            return Ok((db, None));
+            return Ok((shared, db, None));
         }
         tx.set_version(new)?;
-        Ok((db, Some((tx, old_now))))
+        Ok((shared, db, Some((tx, old_now, exclusive))))
     }
 
     /// Runs the upgrade transaction (<https://www.w3.org/TR/IndexedDB-3/#upgrade-a-database>).
+    ///
+    /// When it aborts an upgrade from version 0, the database it created is removed again
+    /// ("abort an upgrade transaction": it is as if it never existed) before the upgrade's
+    /// exclusive connection lock is let go: no other process can have opened that database,
+    /// let alone upgraded or written to it, and the opens waiting behind the upgrade find no
+    /// database and create it themselves.
     fn run_upgrade<F>(
-        shared: &Arc<DatabaseShared>,
+        &self,
+        name: &Utf16String,
+        shared: Arc<DatabaseShared>,
         db: Database,
         old: u64,
         new: u64,
@@ -608,26 +660,59 @@ impl Factory {
     where
         F: FnOnce(&Transaction, u64, u64) -> Result<()>,
     {
-        let (db, started) = Self::start_upgrade(shared, db, new, &mut |_| {})?;
-        let Some((tx, old_now)) = started else {
+        let (shared, db, started) = self.start_upgrade(name, shared, db, new, &mut |_| {})?;
+        let Some((tx, old_now, exclusive)) = started else {
             return Ok(db);
         };
-        match upgrade(&tx, old.max(old_now), new) {
-            Ok(()) => {
-                if tx.is_finished() {
-                    return if tx.was_committed() {
-                        Ok(db)
-                    } else {
-                        Err(Error::Abort("the upgrade transaction was aborted".into()))
-                    };
+        let outcome = match upgrade(&tx, old.max(old_now), new) {
+            Ok(()) if tx.is_finished() => {
+                if tx.was_committed() {
+                    Ok(())
+                } else {
+                    Err(Error::Abort("the upgrade transaction was aborted".into()))
                 }
-                tx.commit().map(|()| db)
             }
+            Ok(()) => tx.commit(),
             Err(e) => {
                 tx.abort();
                 Err(e)
             }
+        };
+        drop(tx);
+        match outcome {
+            Ok(()) => Ok(db),
+            Err(e) => {
+                if old_now == 0 {
+                    drop(db);
+                    // The upgrade's error is the one to report; a database that could not be
+                    // removed stays at version 0, which lists as no database.
+                    let _ = self.remove_aborted_creation(name, &shared, &exclusive);
+                }
+                Err(e)
+            }
         }
+    }
+
+    /// Removes the database an aborted upgrade from version 0 left, under that upgrade's
+    /// `exclusive` lock. Only the storage `shared` opened is removed, and only while it still
+    /// is at version 0: another thread of this factory (which shares the lock) may have
+    /// created the database since.
+    fn remove_aborted_creation(
+        &self,
+        name: &Utf16String,
+        shared: &Arc<DatabaseShared>,
+        exclusive: &Exclusive,
+    ) -> Result<()> {
+        if !shared.is_current() || Self::stored_version(shared)? != 0 {
+            return Ok(());
+        }
+        // No transaction of this factory starts on it from here on: read the version again.
+        shared.mark_deleted()?;
+        if shared.place().connect()?.read_version()? != 0 {
+            self.forget(name, shared);
+            return Ok(());
+        }
+        self.remove(name, shared, exclusive)
     }
 
     /// Lists the databases (`IDBFactory.databases`), sorted by name (in code-unit order),
@@ -747,7 +832,7 @@ impl Factory {
         let shared = lock(&self.open).get(name).cloned();
         let connection_lock = ConnectionLock::for_database(&path);
         let owner = shared.as_ref().map_or_else(Owner::new, |s| s.owner());
-        let _exclusive = loop {
+        let exclusive = loop {
             let deletion = VersionChange {
                 // What the other connections are told; the version returned is read below.
                 old_version: self.version(name.clone()).unwrap_or(0),
@@ -767,17 +852,13 @@ impl Factory {
             Some(s) if s.is_current() => {
                 // The file's, not the cached one: another factory may have upgraded it.
                 let version = Self::stored_version(&s)?;
-                self.remove(name, &s)?;
+                self.remove(name, &s, &exclusive)?;
                 Ok(version)
             }
             stale => {
                 if let Some(s) = stale {
                     // Another process deleted or replaced the file this process had opened.
-                    s.forget();
-                    let mut open = lock(&self.open);
-                    if open.get(name).is_some_and(|o| Arc::ptr_eq(o, &s)) {
-                        open.remove(name);
-                    }
+                    self.forget(name, &s);
                 }
                 if !path.exists() {
                     return Ok(0);
@@ -924,26 +1005,23 @@ impl Factory {
         Ok(old)
     }
 
-    /// Removes an open database's files (or its schema on a server), once no other process
-    /// has it open.
-    fn remove(&self, name: &Utf16String, shared: &Arc<DatabaseShared>) -> Result<()> {
-        let deletion = VersionChange {
-            old_version: 0,
-            new_version: None,
-        };
-        // Under a deletion's exclusive lock this takes it again without waiting.
-        let Some(_exclusive) = shared.exclusive(deletion, &mut |_| {})? else {
-            // Another deletion or upgrade ran meanwhile: the database is not this call's to
-            // remove any more.
-            return Ok(());
-        };
+    /// Removes the storage `shared` opened (its files, or its schema on a server) while this
+    /// process holds its exclusive connection lock (`_exclusive`), so no other process has it
+    /// open; this factory's connections to it fail from then on. A database created under
+    /// the name since `shared` was opened is another file or id, never removed here.
+    fn remove(
+        &self,
+        name: &Utf16String,
+        shared: &Arc<DatabaseShared>,
+        _exclusive: &Exclusive,
+    ) -> Result<()> {
         shared.mark_deleted()?;
-        lock(&self.open).remove(name);
-        match &self.server {
-            Some(server) => {
-                server.delete(name)?;
+        self.forget(name, shared);
+        match shared.place() {
+            Place::Postgres(server, id) => {
+                server.delete(*id)?;
             }
-            None => remove_files(&shared.path)?,
+            Place::File(path) => remove_files(path)?,
         }
         shared.detach_lock();
         Ok(())
@@ -951,47 +1029,64 @@ impl Factory {
 
     /// [`Factory::delete_database_with`] on a PostgreSQL server: waits, as for a file, until
     /// no other process or factory has the database open (their connections are told through
-    /// the server), then drops its schema.
+    /// the server), then drops its schema. The database deleted is the one whose exclusive
+    /// lock was taken: when another process deleted it (and maybe created it again) while this
+    /// one waited, it starts again on the database there is now.
     fn delete_on_server(
         &self,
         name: &Utf16String,
         blocked: &mut dyn FnMut(&VersionChange),
     ) -> Result<u64> {
         let server = self.server.as_ref().expect("called for a server");
-        let shared = lock(&self.open).get(name).cloned();
-        let Some(id) = server.existing_id(name)? else {
-            // Deleted by another process meanwhile: this factory's state of it is stale.
-            if let Some(s) = shared {
-                s.forget();
-                lock(&self.open).remove(name);
-            }
-            return Ok(0);
-        };
-        let connection_lock = ConnectionLock::on_server(server, id);
-        let owner = shared.as_ref().map_or_else(Owner::new, |s| s.owner());
-        let _exclusive = loop {
-            let deletion = VersionChange {
-                old_version: server.version(name)?.unwrap_or(0),
-                new_version: None,
+        loop {
+            let shared = lock(&self.open).get(name).cloned();
+            let id = server.existing_id(name)?;
+            // This factory's state of another id is stale: that database was deleted.
+            let shared = match shared {
+                Some(s) if id.is_some_and(|id| is_at(&s, id)) => Some(s),
+                Some(s) => {
+                    self.forget(name, &s);
+                    None
+                }
+                None => None,
             };
-            if let Some(exclusive) = connection_lock.exclusive(
-                owner,
-                &name.to_string_lossy(),
-                self.lock_timeout,
-                deletion,
-                blocked,
-            )? {
-                break exclusive;
+            let Some(id) = id else {
+                return Ok(0);
+            };
+            let connection_lock = ConnectionLock::on_server(server, id);
+            let owner = shared.as_ref().map_or_else(Owner::new, |s| s.owner());
+            let _exclusive = loop {
+                let deletion = VersionChange {
+                    old_version: server.version(name)?.unwrap_or(0),
+                    new_version: None,
+                };
+                if let Some(exclusive) = connection_lock.exclusive(
+                    owner,
+                    &name.to_string_lossy(),
+                    self.lock_timeout,
+                    deletion,
+                    blocked,
+                )? {
+                    break exclusive;
+                }
+            };
+            if server.existing_id(name)? != Some(id) {
+                continue;
             }
-        };
-        if let Some(s) = shared {
-            s.mark_deleted()?;
-            lock(&self.open).remove(name);
+            if let Some(s) = shared {
+                s.mark_deleted()?;
+                self.forget(name, &s);
+            }
+            let version = server.delete(id)?;
+            connection_lock.detach();
+            return Ok(version);
         }
-        let version = server.delete(name)?;
-        connection_lock.detach();
-        Ok(version)
     }
+}
+
+/// Whether `shared` is the state of the database with catalog id `id` on a server.
+fn is_at(shared: &DatabaseShared, id: i32) -> bool {
+    matches!(shared.place(), Place::Postgres(_, at) if *at == id)
 }
 
 /// The error for a file under a database's name that is not an Indexa database.
@@ -1021,9 +1116,11 @@ fn has_content(path: &Path) -> Result<bool> {
     }
 }
 
-/// Removes a database file with its WAL and shared-memory files.
+/// Removes a database file with its WAL and shared-memory files and its notice file. The
+/// database file goes last: a process that finds it gone creates a new one at the path, whose
+/// companions must not be removed here.
 fn remove_files(path: &Path) -> Result<()> {
-    for suffix in std::iter::once("").chain(COMPANIONS) {
+    for suffix in COMPANIONS.into_iter().chain(std::iter::once("")) {
         let mut p = path.as_os_str().to_owned();
         p.push(suffix);
         match fs::remove_file(&p) {

@@ -10,7 +10,7 @@ use std::sync::mpsc;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use indexa::{Database, Factory, TransactionMode, VersionChange};
+use indexa::{Database, DatabaseInfo, Factory, Key, TransactionMode, Value, VersionChange};
 use support::TestPlace;
 
 /// Held by each test for its whole run: these tests time how fast another factory's
@@ -240,4 +240,86 @@ fn a_new_connection_waits_for_an_announced_upgrade() {
     db.close();
     assert_eq!(upgrader.join().unwrap(), 2);
     assert_eq!(opener.join().unwrap(), 2);
+}
+
+/// An open queued behind another factory's creating upgrade that aborts finds no database,
+/// creates it, and keeps what it commits (<https://www.w3.org/TR/IndexedDB-3/#abort-an-upgrade-transaction>:
+/// the aborted creation leaves no database). The upgrade is aborted inside its callback, as
+/// the CLI's batch does: the queued open still waits until the callback has returned and the
+/// aborted creation was removed, so that removal never meets the database the queued open
+/// created and wrote to.
+#[test]
+fn an_open_queued_behind_an_aborted_creation_creates_the_database_and_keeps_its_commit() {
+    let _serial = one_at_a_time();
+    let place = Arc::new(support::place());
+    let first = place.factory();
+    let (go, upgrading) = mpsc::channel();
+    let (upgraded, in_second_upgrade) = mpsc::channel();
+    let second = {
+        let place = place.clone();
+        std::thread::spawn(move || {
+            let f = place.factory();
+            upgrading.recv().unwrap();
+            let mut versions = None;
+            let db = f
+                .open("x", Some(1), |tx, old, new| {
+                    versions = Some((old, new));
+                    upgraded.send(()).unwrap();
+                    std::thread::sleep(Duration::from_millis(200));
+                    tx.create_object_store("s", None, true).map(|_| ())
+                })
+                .unwrap();
+            let tx = db.transaction(&["s"], TransactionMode::ReadWrite).unwrap();
+            let key = tx
+                .object_store("s")
+                .unwrap()
+                .add(Value::from("kept"), None)
+                .unwrap();
+            tx.commit().unwrap();
+            // Open a while longer, as a process that goes on working.
+            std::thread::sleep(Duration::from_millis(300));
+            db.close();
+            (versions, key)
+        })
+    };
+    let mut while_aborted = None;
+    let err = first
+        .open("x", Some(1), |tx, _, _| {
+            tx.create_object_store("t", None, false)?;
+            tx.abort();
+            go.send(()).unwrap();
+            while_aborted = Some(in_second_upgrade.recv_timeout(Duration::from_millis(500)));
+            Ok(())
+        })
+        .unwrap_err();
+    assert_eq!(
+        (err.name(), err.message()),
+        ("AbortError", "the upgrade transaction was aborted")
+    );
+    assert_eq!(second.join().unwrap(), (Some((0, 1)), Key::Number(1.0)));
+    for f in [&first, &place.factory()] {
+        assert_eq!(
+            f.databases().unwrap(),
+            vec![DatabaseInfo {
+                name: "x".into(),
+                version: 1
+            }]
+        );
+        let db = f.open("x", None, |_, _, _| Ok(())).unwrap();
+        assert_eq!(db.object_store_names(), vec!["s"]);
+        let tx = db.transaction(&["s"], TransactionMode::ReadOnly).unwrap();
+        let records: Vec<(Key, Value)> = tx
+            .object_store("s")
+            .unwrap()
+            .get_all_records(None::<indexa::KeyRange>)
+            .unwrap()
+            .into_iter()
+            .map(|r| (r.key, r.value))
+            .collect();
+        assert_eq!(records, vec![(Key::Number(1.0), Value::from("kept"))]);
+        tx.commit().unwrap();
+        db.close();
+    }
+    // The other factory's upgrade did not start while the aborted creation was still there.
+    assert_eq!(while_aborted, Some(Err(mpsc::RecvTimeoutError::Timeout)));
 }

@@ -300,23 +300,21 @@ impl Server {
         })
     }
 
-    /// Deletes database `name` (its schema and catalog row), waiting for a running
-    /// readwrite transaction of it to end; returns its version (0 when it did not exist).
-    pub fn delete(&self, name: &Utf16String) -> Result<u64> {
+    /// Deletes the database with catalog id `id` (its schema and catalog row), waiting for a
+    /// running readwrite transaction of it to end; returns its version (0 when it did not
+    /// exist). A database created under the same name since is another id, left alone.
+    pub fn delete(&self, id: i32) -> Result<u64> {
         self.with_catalog(|client| {
             let mut tx = client.transaction().pg()?;
             tx.execute("SELECT pg_advisory_xact_lock($1, 0)", &[&LOCK_CLASS])
                 .pg()?;
             let Some(row) = tx
-                .query_opt(
-                    "SELECT id, version FROM indexa.catalog WHERE name = $1",
-                    &[&name.to_wtf8()],
-                )
+                .query_opt("SELECT version FROM indexa.catalog WHERE id = $1", &[&id])
                 .pg()?
             else {
                 return Ok(0);
             };
-            let (id, version): (i32, i64) = (row.get(0), row.get(1));
+            let version: i64 = row.get(0);
             tx.execute("SELECT pg_advisory_xact_lock($1, $2)", &[&LOCK_CLASS, &id])
                 .pg()?;
             tx.batch_execute(&format!(
