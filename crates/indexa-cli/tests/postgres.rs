@@ -47,6 +47,59 @@ fn a_postgres_url_is_a_server_not_a_folder_and_its_password_stays_secret() {
     );
 }
 
+/// A password given as a query parameter is masked too, in every message that shows the URL,
+/// and a password with an unencoded `@` shows the host the client really parsed from it.
+#[test]
+fn a_password_in_a_query_parameter_or_with_an_at_sign_stays_secret() {
+    let cwd = tempfile::tempdir().unwrap();
+    let out = indexa(
+        cwd.path(),
+        "postgres://pwuser@127.0.0.1:1/mine?password=wrongsecret",
+        &["list"],
+    );
+    let stderr = String::from_utf8(out.stderr).unwrap();
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    assert!(
+        stderr.starts_with(
+            "indexa: UnknownError: cannot connect to postgres://pwuser@127.0.0.1:1/mine?password=***: "
+        ),
+        "{stderr}"
+    );
+    assert!(!stderr.contains("wrongsecret"), "{stderr}");
+
+    let out = indexa(
+        cwd.path(),
+        "postgres://pwuser@127.0.0.1:1/mine?sslmode=bogus&password=wrongsecret",
+        &["list"],
+    );
+    let stderr = String::from_utf8(out.stderr).unwrap();
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    assert!(
+        stderr.starts_with(
+            "indexa: SyntaxError: postgres://pwuser@127.0.0.1:1/mine?sslmode=bogus&password=*** is not a valid PostgreSQL URL"
+        ),
+        "{stderr}"
+    );
+    assert!(!stderr.contains("wrongsecret"), "{stderr}");
+
+    // The client reads the user part up to the first `@`: it connects to host "ss@127.0.0.1"
+    // with password "p", and the message names that host.
+    let out = indexa(
+        cwd.path(),
+        "postgres://alice:p@ss@127.0.0.1:1/app",
+        &["list"],
+    );
+    let stderr = String::from_utf8(out.stderr).unwrap();
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    assert!(
+        stderr.starts_with(
+            "indexa: UnknownError: cannot connect to postgres://alice:***@ss@127.0.0.1:1/app: "
+        ),
+        "{stderr}"
+    );
+    assert!(!stderr.contains(":p@"), "{stderr}");
+}
+
 /// A fresh database on the test server, or `None` (saying so) when no server is set.
 fn test_database(tag: &str) -> Option<TestDatabase> {
     let db = TestDatabase::new(tag);
