@@ -327,14 +327,15 @@ impl ConnectionLock {
             }
             std::thread::sleep(RETRY_EVERY);
         };
+        let mut st = lock(&self.state);
         if announced.is_some() {
-            let mut st = lock(&self.state);
             st.requesting = None;
             if let Some(file) = &st.file {
                 // Unlocking never conflicts.
                 let _ = file.set_lock(Kind::None, REQUEST_BYTE);
             }
         }
+        self.close_unused_session(&mut st);
         outcome
     }
 
@@ -654,6 +655,17 @@ impl ConnectionLock {
                     let _ = file.set_lock(Kind::None, byte);
                 }
             }
+        }
+        self.close_unused_session(st);
+    }
+
+    /// Closes the session connection to the server once the process holds nothing on it
+    /// (no connection, transaction, deletion or upgrade, nor an announced request), so a
+    /// closed database keeps no server process; the next lock connects again. A database
+    /// file stays open: its descriptor keeps no resource of another machine.
+    fn close_unused_session(&self, st: &mut LockState) {
+        if self.server.is_some() && st.holds == 0 && st.exclusive == 0 && st.requesting.is_none() {
+            st.file = None;
         }
     }
 

@@ -3,7 +3,7 @@
 //! Source: <https://www.w3.org/TR/IndexedDB-3/#database-interface>.
 
 use std::path::PathBuf;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, Condvar, Mutex, MutexGuard};
 use std::thread::{self, ThreadId};
 use std::time::Duration;
@@ -20,7 +20,10 @@ use crate::version_change::VersionChange;
 ///
 /// Readwrite and versionchange transactions take the one writer connection, so they run one
 /// at a time, in the order they obtain it. Readonly transactions take a reader connection of
-/// their own (WAL lets them run beside the writer).
+/// their own (WAL lets them run beside the writer); at most [`IDLE_READERS`] of those are kept
+/// between transactions. On a PostgreSQL server, where every connection is a server process,
+/// the writer and the idle readers are closed when the last open connection of this state
+/// closes, and made again by the next transaction.
 pub(crate) struct DatabaseShared {
     /// The name as Rust text, lone surrogates replaced by U+FFFD (for messages and
     /// [`Database::name`]).
@@ -34,6 +37,8 @@ pub(crate) struct DatabaseShared {
     writer: Mutex<WriterSlot>,
     writer_returned: Condvar,
     readers: Mutex<Vec<Connection>>,
+    /// Open [`Database`] connections of this state.
+    connections: AtomicUsize,
     schema: Mutex<Arc<Schema>>,
     deleted: AtomicBool,
     /// Which processes (and other factories of this one) have the database open (see
@@ -45,6 +50,10 @@ pub(crate) struct DatabaseShared {
     /// Which file the connections opened, to notice another process deleting or replacing it.
     file_id: Option<FileId>,
 }
+
+/// How many reader connections a database keeps between readonly transactions (more run at
+/// once when asked; the others are closed as their transactions end).
+const IDLE_READERS: usize = 2;
 
 /// A file's identity (device and inode), where the platform has one.
 type FileId = (u64, u64);
@@ -62,7 +71,8 @@ fn file_id(_path: &std::path::Path) -> Option<FileId> {
     None
 }
 
-/// The writer connection when it is free, and which thread took it when it is not.
+/// The writer connection when it is free, and which thread took it when it is not (no
+/// connection and no holder: it was closed, and the next transaction connects again).
 struct WriterSlot {
     conn: Option<Connection>,
     holder: Option<ThreadId>,
@@ -115,6 +125,7 @@ impl DatabaseShared {
             }),
             writer_returned: Condvar::new(),
             readers: Mutex::new(Vec::new()),
+            connections: AtomicUsize::new(0),
             schema: Mutex::new(Arc::new(schema)),
             deleted: AtomicBool::new(false),
             lock,
@@ -198,6 +209,19 @@ impl DatabaseShared {
                 slot.holder = Some(me);
                 return Ok((conn, ConnectionKind::Writer));
             }
+            if slot.holder.is_none() {
+                // Closed with the last connection: connect again, holding the slot meanwhile.
+                slot.holder = Some(me);
+                drop(slot);
+                return match self.place.connect() {
+                    Ok(conn) => Ok((conn, ConnectionKind::Writer)),
+                    Err(e) => {
+                        lock(&self.writer).holder = None;
+                        self.writer_returned.notify_one();
+                        Err(e)
+                    }
+                };
+            }
             if slot.holder == Some(me) {
                 return Err(Error::InvalidState(format!(
                     "this thread already runs a readwrite or versionchange transaction on database {:?}; finish it first",
@@ -211,17 +235,45 @@ impl DatabaseShared {
         }
     }
 
-    /// Gives a connection back after its transaction ended.
+    /// Gives a connection back after its transaction ended (closing it instead when it is
+    /// not to be kept: a reader beyond [`IDLE_READERS`], or any on a server once no
+    /// connection is open).
     pub fn return_connection(&self, conn: Connection, kind: ConnectionKind) {
+        let keep = !self.releases_idle() || self.connections.load(Ordering::SeqCst) > 0;
         match kind {
             ConnectionKind::Writer => {
                 let mut slot = lock(&self.writer);
-                slot.conn = Some(conn);
+                slot.conn = keep.then_some(conn);
                 slot.holder = None;
                 drop(slot);
                 self.writer_returned.notify_one();
             }
-            ConnectionKind::Reader => lock(&self.readers).push(conn),
+            ConnectionKind::Reader => {
+                let mut readers = lock(&self.readers);
+                if keep && readers.len() < IDLE_READERS {
+                    readers.push(conn);
+                }
+            }
+        }
+    }
+
+    /// Whether idle connections are closed once no connection is open: on a server, where
+    /// each is a server process (a SQLite file's stay, for the next open to find).
+    fn releases_idle(&self) -> bool {
+        matches!(self.place, Place::Postgres(..))
+    }
+
+    /// Counts a [`Database`] connection opened.
+    fn connection_opened(&self) {
+        self.connections.fetch_add(1, Ordering::SeqCst);
+    }
+
+    /// Counts a [`Database`] connection closed; the last one closes the idle storage
+    /// connections on a server (a running transaction's closes as it ends).
+    fn connection_closed(&self) {
+        if self.connections.fetch_sub(1, Ordering::SeqCst) == 1 && self.releases_idle() {
+            lock(&self.readers).clear();
+            lock(&self.writer).conn.take();
         }
     }
 
@@ -251,7 +303,7 @@ impl DatabaseShared {
             )));
         }
         self.deleted.store(true, Ordering::SeqCst);
-        while slot.conn.is_none() {
+        while slot.holder.is_some() {
             slot = self
                 .writer_returned
                 .wait(slot)
@@ -302,6 +354,7 @@ impl Database {
     /// As [`DatabaseShared::hold`].
     pub(crate) fn new(shared: Arc<DatabaseShared>) -> Result<Database> {
         let hold = shared.hold()?;
+        shared.connection_opened();
         Ok(Database {
             shared,
             closed: AtomicBool::new(false),
@@ -451,10 +504,13 @@ impl Database {
     /// with [`Error::InvalidState`]; running transactions finish normally. Once they have, other
     /// processes may delete or upgrade the database (dropping the connection closes it too).
     pub fn close(&self) {
-        self.closed.store(true, Ordering::SeqCst);
+        if self.closed.swap(true, Ordering::SeqCst) {
+            return;
+        }
         if let Some(id) = lock(&self.listener).take() {
             self.shared.lock.remove_listener(id);
         }
+        self.shared.connection_closed();
         lock(&self.hold).take();
     }
 }

@@ -6,7 +6,7 @@ mod support;
 
 use std::time::{Duration, Instant};
 
-use indexa::{Factory, VersionChange};
+use indexa::{Factory, Key, TransactionMode, Value, VersionChange};
 
 fn admin(place: &support::TestPlace) -> postgres::Client {
     postgres::Client::connect(&place.location(), postgres::NoTls).unwrap()
@@ -148,4 +148,102 @@ fn a_deletion_waits_for_another_hosts_session_then_fails_after_the_lock_timeout(
         .unwrap();
     assert_eq!(deleter.delete_database("x").unwrap(), 3);
     assert_eq!(f.version("x").unwrap(), 0);
+}
+
+/// The server connections on the place's PostgreSQL database other than `client`'s own.
+fn server_connections(client: &mut postgres::Client) -> i64 {
+    client
+        .query_one(
+            "SELECT count(*) FROM pg_stat_activity \
+             WHERE datname = current_database() AND pid <> pg_backend_pid()",
+            &[],
+        )
+        .unwrap()
+        .get(0)
+}
+
+/// `server_connections` once it is `expected` (a closed client's server process ends a
+/// moment after the client), or after 10 s.
+fn settled_connections(client: &mut postgres::Client, expected: i64) -> i64 {
+    let deadline = Instant::now() + Duration::from_secs(10);
+    loop {
+        let n = server_connections(client);
+        if n == expected || Instant::now() >= deadline {
+            return n;
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+/// The server connections `docs/format.md` counts ("Server connections"): a factory has its
+/// catalog connection and the process one listener; an open database its session and its
+/// writer, plus the idle readers of its readonly transactions (at most 2); a database whose
+/// connections are all closed keeps none. Opening and closing databases again and again
+/// leaves the same count.
+#[test]
+fn a_closed_database_keeps_no_server_connection() {
+    if !support::on_postgres() {
+        return;
+    }
+    let place = support::place();
+    let mut client = admin(&place);
+    let f = place.factory();
+    assert_eq!(
+        settled_connections(&mut client, 1),
+        1,
+        "the catalog connection"
+    );
+    for round in 0..3 {
+        let mut open = Vec::new();
+        for i in 0..5 {
+            let db = f
+                .open(format!("d{i}"), Some(1), |tx, _, _| {
+                    tx.create_object_store("s", None, false).map(|_| ())
+                })
+                .unwrap();
+            let tx = db.transaction(&["s"], TransactionMode::ReadWrite).unwrap();
+            tx.object_store("s")
+                .unwrap()
+                .put(Value::from(round), Some(Key::from(i)))
+                .unwrap();
+            tx.commit().unwrap();
+            let tx = db.transaction(&["s"], TransactionMode::ReadOnly).unwrap();
+            assert_eq!(
+                tx.object_store("s").unwrap().get(Key::from(i)).unwrap(),
+                Some(Value::from(round))
+            );
+            tx.commit().unwrap();
+            open.push(db);
+        }
+        // Catalog and listener, then a session, a writer and a reader per database.
+        assert_eq!(settled_connections(&mut client, 2 + 5 * 3), 2 + 5 * 3);
+        for db in &open {
+            db.close();
+        }
+        assert_eq!(settled_connections(&mut client, 2), 2, "round {round}");
+        drop(open);
+    }
+
+    // Four readonly transactions at once use four readers; two are kept after them. The
+    // writer is connected again only for a readwrite transaction.
+    let db = f.open("d0", None, |_, _, _| Ok(())).unwrap();
+    let readers: Vec<_> = (0..4)
+        .map(|_| db.transaction(&["s"], TransactionMode::ReadOnly).unwrap())
+        .collect();
+    for tx in &readers {
+        assert_eq!(
+            tx.object_store("s").unwrap().get(Key::from(0)).unwrap(),
+            Some(Value::from(2))
+        );
+    }
+    assert_eq!(settled_connections(&mut client, 2 + 1 + 4), 2 + 1 + 4);
+    for tx in &readers {
+        tx.commit().unwrap();
+    }
+    assert_eq!(settled_connections(&mut client, 2 + 1 + 2), 2 + 1 + 2);
+    drop(readers);
+    drop(db);
+    assert_eq!(settled_connections(&mut client, 2), 2);
+    drop(f);
+    assert_eq!(settled_connections(&mut client, 1), 1, "the listener");
 }

@@ -173,6 +173,17 @@ impl Server {
         Ok(server)
     }
 
+    /// The same server with no catalog connection of its own, for whatever outlives the
+    /// factory that made this one (the process's listener): a factory's catalog connection
+    /// closes with the factory.
+    pub fn without_catalog(&self) -> Server {
+        Server {
+            config: self.config.clone(),
+            shown: self.shown.clone(),
+            catalog: Mutex::new(None),
+        }
+    }
+
     /// The URL without its password.
     pub fn shown(&self) -> &str {
         &self.shown

@@ -301,7 +301,7 @@ impl Listener {
             counts: Mutex::new(HashMap::new()),
             reconnects: AtomicU64::new(0),
         });
-        let (l, s) = (listener.clone(), server.clone());
+        let (l, s) = (listener.clone(), server.without_catalog());
         std::thread::Builder::new()
             .name("indexa-pg-listener".into())
             .spawn(move || l.run(&s, client))?;
