@@ -539,3 +539,69 @@ fn sslmode_require_encrypts_and_verifies_the_server() {
 fn url_database(url: &str) -> &str {
     url.rsplit('/').next().unwrap()
 }
+
+/// A long-lived `shell` whose server connections were all ended while it was idle (as a
+/// server restart ends them): its next command connects again, session included, and
+/// succeeds.
+#[test]
+fn an_idle_shell_connects_again_after_losing_its_connections() {
+    use std::io::{BufRead, BufReader, Write};
+    let Some(db) = test_database("shell_lost") else {
+        return;
+    };
+    let cwd = tempfile::tempdir().unwrap();
+    let out = indexa(cwd.path(), &db.url, &["create-store", "db", "s"]);
+    assert_eq!(out.status.code(), Some(0), "{out:?}");
+    let mut shell = Command::new(env!("CARGO_BIN_EXE_indexa"))
+        .current_dir(cwd.path())
+        .arg("--data-dir")
+        .arg(&db.url)
+        .args(["shell", "db"])
+        .env_remove("INDEXA_DATA_DIR")
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut input = shell.stdin.take().unwrap();
+    let mut output = BufReader::new(shell.stdout.take().unwrap()).lines();
+    let mut ask = |input: &mut std::process::ChildStdin, line: &str| {
+        writeln!(input, "{line}").unwrap();
+        input.flush().unwrap();
+        output.next().unwrap().unwrap()
+    };
+    assert_eq!(
+        ask(
+            &mut input,
+            r#"{"op":"put","store":"s","value":"a","key":1}"#
+        ),
+        r#"{"result":1}"#
+    );
+    let mut admin = postgres::Client::connect(&db.url, postgres::NoTls).unwrap();
+    let ended = admin
+        .query(
+            "SELECT pg_terminate_backend(pid) FROM pg_stat_activity \
+             WHERE datname = current_database() AND pid <> pg_backend_pid()",
+            &[],
+        )
+        .unwrap()
+        .len();
+    assert!(ended >= 1);
+    std::thread::sleep(std::time::Duration::from_millis(300));
+    assert_eq!(
+        ask(&mut input, r#"{"op":"count","store":"s"}"#),
+        r#"{"result":1}"#
+    );
+    assert_eq!(
+        ask(
+            &mut input,
+            r#"{"op":"put","store":"s","value":"b","key":2}"#
+        ),
+        r#"{"result":2}"#
+    );
+    assert_eq!(
+        ask(&mut input, r#"{"op":"count","store":"s"}"#),
+        r#"{"result":2}"#
+    );
+    drop(input);
+    assert!(shell.wait().unwrap().success());
+}

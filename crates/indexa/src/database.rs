@@ -3,7 +3,7 @@
 //! Source: <https://www.w3.org/TR/IndexedDB-3/#database-interface>.
 
 use std::path::PathBuf;
-use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Condvar, Mutex, MutexGuard};
 use std::thread::{self, ThreadId};
 use std::time::Duration;
@@ -41,6 +41,11 @@ pub(crate) struct DatabaseShared {
     connections: AtomicUsize,
     schema: Mutex<Arc<Schema>>,
     deleted: AtomicBool,
+    /// Set when the process's locks on the server were lost and, once taken again, the
+    /// database turned out deleted or upgraded meanwhile: its connections act as closed.
+    lost: AtomicBool,
+    /// The lock's [`ConnectionLock::generation`] when this state last checked it.
+    lock_generation: AtomicU64,
     /// Which processes (and other factories of this one) have the database open (see
     /// [`ConnectionLock`]); this state's connections hold it as `owner`.
     lock: Arc<ConnectionLock>,
@@ -128,6 +133,8 @@ impl DatabaseShared {
             connections: AtomicUsize::new(0),
             schema: Mutex::new(Arc::new(schema)),
             deleted: AtomicBool::new(false),
+            lost: AtomicBool::new(false),
+            lock_generation: AtomicU64::new(lock.generation()),
             lock,
             owner,
             lock_timeout,
@@ -137,8 +144,12 @@ impl DatabaseShared {
 
     /// Whether the file at the path (or the server's catalog entry of the name) is still the
     /// one this process opened (another process may have deleted the database while this
-    /// one had no connection to it). Meaningful while a hold is taken.
+    /// one had no connection to it), and its lock on a server was not lost while the
+    /// database changed (see [`DatabaseShared::hold`]). Meaningful while a hold is taken.
     pub fn is_current(&self) -> bool {
+        if self.lost.load(Ordering::SeqCst) {
+            return false;
+        }
         match &self.place {
             Place::Postgres(server, id) => {
                 server.existing_id(&self.name_units).ok() == Some(Some(*id))
@@ -158,8 +169,27 @@ impl DatabaseShared {
     /// # Errors
     /// [`Error::InvalidState`] when another process deletes or upgrades the database for
     /// longer than the lock timeout.
+    ///
+    /// On a server, when the process's locks were lost (a server restart) and taken again
+    /// since this state last looked, the database must still be the one it opened, at the
+    /// version it has cached: else another process deleted or upgraded it while nothing
+    /// held it, and this state is done with: its transactions fail with
+    /// [`Error::InvalidState`] (see [`DatabaseShared::check_not_deleted`]), and the factory's
+    /// next open makes a new one.
     pub fn hold(&self) -> Result<Hold> {
-        self.lock.hold(self.owner, &self.name, self.lock_timeout)
+        let hold = self.lock.hold(self.owner, &self.name, self.lock_timeout)?;
+        let generation = self.lock.generation();
+        if self.lock_generation.load(Ordering::SeqCst) != generation {
+            if let Place::Postgres(server, id) = &self.place {
+                let same = server.existing_id(&self.name_units)? == Some(*id)
+                    && server.version(&self.name_units)? == Some(self.schema().version);
+                if !same {
+                    self.lost.store(true, Ordering::SeqCst);
+                }
+            }
+            self.lock_generation.store(generation, Ordering::SeqCst);
+        }
+        Ok(hold)
     }
 
     /// The exclusive connection lock, for a deletion or an upgrade asking for `change`:
@@ -315,6 +345,12 @@ impl DatabaseShared {
     }
 
     pub fn check_not_deleted(&self) -> Result<()> {
+        if self.lost.load(Ordering::SeqCst) {
+            return Err(Error::InvalidState(format!(
+                "the connection to database {:?} is closed: its lock on the PostgreSQL server was lost (a server restart?) and the database was deleted or upgraded meanwhile",
+                self.name
+            )));
+        }
         if self.deleted.load(Ordering::SeqCst) {
             return Err(Error::InvalidState(format!(
                 "database {:?} has been deleted",
