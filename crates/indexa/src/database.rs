@@ -97,21 +97,38 @@ fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
 impl DatabaseShared {
     /// Opens (creating if needed) the database's storage and loads its schema;
     /// `lock_timeout` bounds every wait for other processes on the connection lock.
+    ///
+    /// On a server, an open that waited behind a deletion of the database goes on as a new
+    /// open: the database is created again (at version 0), as the spec's connection queue
+    /// runs an open queued behind a deletion after it.
     pub fn open(
         name: &Utf16String,
-        place: Place,
+        mut place: Place,
         lock_timeout: Duration,
     ) -> Result<DatabaseShared> {
-        let (path, lock) = match &place {
-            Place::File(path) => (path.clone(), ConnectionLock::for_database(path)),
-            Place::Postgres(server, id) => (
-                ConnectionLock::server_key(server, *id),
-                ConnectionLock::on_server(server, *id),
-            ),
-        };
         let owner = Owner::new();
-        // No other process deletes the file while it is being opened.
-        let _opening = lock.hold(owner, &name.to_string_lossy(), lock_timeout)?;
+        let (path, lock, _opening) = loop {
+            let (path, lock) = match &place {
+                Place::File(path) => (path.clone(), ConnectionLock::for_database(path)),
+                Place::Postgres(server, id) => (
+                    ConnectionLock::server_key(server, *id),
+                    ConnectionLock::on_server(server, *id),
+                ),
+            };
+            // No other process deletes the file while it is being opened.
+            let opening = lock.hold(owner, &name.to_string_lossy(), lock_timeout)?;
+            if let Place::Postgres(server, id) = &place {
+                if server.existing_id(name)? != Some(*id) {
+                    // Deleted while this open waited: the name's database is a new one now.
+                    drop(opening);
+                    let server = server.clone();
+                    let id = server.database_id(name)?;
+                    place = Place::Postgres(server, id);
+                    continue;
+                }
+            }
+            break (path, lock, opening);
+        };
         let conn = place.connect()?;
         let file_id = match &place {
             Place::File(path) => file_id(path),

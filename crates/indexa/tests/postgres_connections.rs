@@ -398,3 +398,49 @@ fn a_database_upgraded_while_the_session_lock_was_lost_closes_the_connection() {
         .unwrap();
     assert_eq!(tx.object_store("s").unwrap().count(None).unwrap(), 0);
 }
+
+/// An open that waits behind a deletion (itself waiting for an open connection) goes on
+/// once the deletion is done, as a new open: the database is created again, empty, as on a
+/// data directory and in the spec's connection queue.
+#[test]
+fn an_open_queued_behind_a_deletion_opens_the_database_anew() {
+    if !support::on_postgres() {
+        return;
+    }
+    let place = support::place();
+    let f = place.factory();
+    let db = f
+        .open("dw", Some(3), |tx, _, _| {
+            tx.create_object_store("s", None, false).map(|_| ())
+        })
+        .unwrap();
+    let mut deleter = place.factory();
+    deleter.set_lock_timeout(Duration::from_secs(20));
+    let deletion = std::thread::spawn(move || deleter.delete_database("dw"));
+    std::thread::sleep(Duration::from_millis(300));
+    let mut opener = place.factory();
+    opener.set_lock_timeout(Duration::from_secs(20));
+    let open = std::thread::spawn(move || {
+        let db = opener.open("dw", None, |_, _, _| Ok(()))?;
+        let names = db.object_store_names();
+        let err = db
+            .transaction(&["s"], TransactionMode::ReadOnly)
+            .unwrap_err();
+        Ok::<_, indexa::Error>((db.version(), names, err.name(), err.message().to_owned()))
+    });
+    std::thread::sleep(Duration::from_millis(300));
+    assert!(!deletion.is_finished());
+    assert!(!open.is_finished());
+    db.close();
+    assert_eq!(deletion.join().unwrap().unwrap(), 3);
+    assert_eq!(
+        open.join().unwrap().unwrap(),
+        (
+            1,
+            Vec::<String>::new(),
+            "NotFoundError",
+            "no object store named \"s\"".to_owned()
+        )
+    );
+    assert_eq!(f.version("dw").unwrap(), 1);
+}
