@@ -257,7 +257,9 @@ impl DatabaseShared {
                 return Ok((conn, ConnectionKind::Writer));
             }
             if slot.holder.is_none() {
-                // Closed with the last connection: connect again, holding the slot meanwhile.
+                // Closed with the last connection: connect again, holding the slot
+                // meanwhile — unless a deletion took it since the check above.
+                self.check_not_deleted()?;
                 slot.holder = Some(me);
                 drop(slot);
                 return match self.place.connect() {
