@@ -47,6 +47,59 @@ fn a_postgres_url_is_a_server_not_a_folder_and_its_password_stays_secret() {
     );
 }
 
+/// A password given as a query parameter is masked too, in every message that shows the URL,
+/// and a password with an unencoded `@` shows the host the client really parsed from it.
+#[test]
+fn a_password_in_a_query_parameter_or_with_an_at_sign_stays_secret() {
+    let cwd = tempfile::tempdir().unwrap();
+    let out = indexa(
+        cwd.path(),
+        "postgres://pwuser@127.0.0.1:1/mine?password=wrongsecret",
+        &["list"],
+    );
+    let stderr = String::from_utf8(out.stderr).unwrap();
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    assert!(
+        stderr.starts_with(
+            "indexa: UnknownError: cannot connect to postgres://pwuser@127.0.0.1:1/mine?password=***: "
+        ),
+        "{stderr}"
+    );
+    assert!(!stderr.contains("wrongsecret"), "{stderr}");
+
+    let out = indexa(
+        cwd.path(),
+        "postgres://pwuser@127.0.0.1:1/mine?sslmode=bogus&password=wrongsecret",
+        &["list"],
+    );
+    let stderr = String::from_utf8(out.stderr).unwrap();
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    assert!(
+        stderr.starts_with(
+            "indexa: SyntaxError: postgres://pwuser@127.0.0.1:1/mine?sslmode=bogus&password=*** is not a valid PostgreSQL URL"
+        ),
+        "{stderr}"
+    );
+    assert!(!stderr.contains("wrongsecret"), "{stderr}");
+
+    // The client reads the user part up to the first `@`: it connects to host "ss@127.0.0.1"
+    // with password "p", and the message names that host.
+    let out = indexa(
+        cwd.path(),
+        "postgres://alice:p@ss@127.0.0.1:1/app",
+        &["list"],
+    );
+    let stderr = String::from_utf8(out.stderr).unwrap();
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    assert!(
+        stderr.starts_with(
+            "indexa: UnknownError: cannot connect to postgres://alice:***@ss@127.0.0.1:1/app: "
+        ),
+        "{stderr}"
+    );
+    assert!(!stderr.contains(":p@"), "{stderr}");
+}
+
 /// A fresh database on the test server, or `None` (saying so) when no server is set.
 fn test_database(tag: &str) -> Option<TestDatabase> {
     let db = TestDatabase::new(tag);
@@ -485,4 +538,70 @@ fn sslmode_require_encrypts_and_verifies_the_server() {
 /// The database name at the end of a `postgres://…/name` URL.
 fn url_database(url: &str) -> &str {
     url.rsplit('/').next().unwrap()
+}
+
+/// A long-lived `shell` whose server connections were all ended while it was idle (as a
+/// server restart ends them): its next command connects again, session included, and
+/// succeeds.
+#[test]
+fn an_idle_shell_connects_again_after_losing_its_connections() {
+    use std::io::{BufRead, BufReader, Write};
+    let Some(db) = test_database("shell_lost") else {
+        return;
+    };
+    let cwd = tempfile::tempdir().unwrap();
+    let out = indexa(cwd.path(), &db.url, &["create-store", "db", "s"]);
+    assert_eq!(out.status.code(), Some(0), "{out:?}");
+    let mut shell = Command::new(env!("CARGO_BIN_EXE_indexa"))
+        .current_dir(cwd.path())
+        .arg("--data-dir")
+        .arg(&db.url)
+        .args(["shell", "db"])
+        .env_remove("INDEXA_DATA_DIR")
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut input = shell.stdin.take().unwrap();
+    let mut output = BufReader::new(shell.stdout.take().unwrap()).lines();
+    let mut ask = |input: &mut std::process::ChildStdin, line: &str| {
+        writeln!(input, "{line}").unwrap();
+        input.flush().unwrap();
+        output.next().unwrap().unwrap()
+    };
+    assert_eq!(
+        ask(
+            &mut input,
+            r#"{"op":"put","store":"s","value":"a","key":1}"#
+        ),
+        r#"{"result":1}"#
+    );
+    let mut admin = postgres::Client::connect(&db.url, postgres::NoTls).unwrap();
+    let ended = admin
+        .query(
+            "SELECT pg_terminate_backend(pid) FROM pg_stat_activity \
+             WHERE datname = current_database() AND pid <> pg_backend_pid()",
+            &[],
+        )
+        .unwrap()
+        .len();
+    assert!(ended >= 1);
+    std::thread::sleep(std::time::Duration::from_millis(300));
+    assert_eq!(
+        ask(&mut input, r#"{"op":"count","store":"s"}"#),
+        r#"{"result":1}"#
+    );
+    assert_eq!(
+        ask(
+            &mut input,
+            r#"{"op":"put","store":"s","value":"b","key":2}"#
+        ),
+        r#"{"result":2}"#
+    );
+    assert_eq!(
+        ask(&mut input, r#"{"op":"count","store":"s"}"#),
+        r#"{"result":2}"#
+    );
+    drop(input);
+    assert!(shell.wait().unwrap().success());
 }

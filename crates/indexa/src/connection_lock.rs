@@ -52,6 +52,9 @@ const WATCH_EVERY: Duration = Duration::from_millis(5);
 /// before it reports being blocked anyway (a process may be too busy to answer).
 const ACKNOWLEDGE_WITHIN: Duration = Duration::from_secs(1);
 
+/// How often the watcher tries to take locks lost with a server's session connection again.
+const RETRY_LOST_EVERY: Duration = Duration::from_millis(200);
+
 /// What a deletion or an upgrade announces, and what it calls when blocked.
 type Request<'a> = (VersionChange, &'a mut dyn FnMut(&VersionChange));
 
@@ -84,6 +87,14 @@ struct LockState {
     acknowledged: u64,
     /// The owner of this process whose deletion or upgrade has announced itself and waits.
     requesting: Option<Owner>,
+    /// On a server: the session connection holding this process's locks was lost (a server
+    /// restart, an administrator ending it) while the process had holds, and the locks are
+    /// not taken again yet.
+    lost: bool,
+    /// How many times lost locks were taken again (see [`ConnectionLock::generation`]).
+    generation: u64,
+    /// When the watcher may next try to take lost locks again.
+    retry_at: Option<Instant>,
     /// The versionchange listeners of the open connections, by id.
     listeners: Vec<(u64, Owner, Listener)>,
 }
@@ -195,6 +206,9 @@ impl ConnectionLock {
                 notice: None,
                 acknowledged: 0,
                 requesting: None,
+                lost: false,
+                generation: 0,
+                retry_at: None,
                 listeners: Vec::new(),
             }),
         });
@@ -327,14 +341,15 @@ impl ConnectionLock {
             }
             std::thread::sleep(RETRY_EVERY);
         };
+        let mut st = lock(&self.state);
         if announced.is_some() {
-            let mut st = lock(&self.state);
             st.requesting = None;
             if let Some(file) = &st.file {
                 // Unlocking never conflicts.
                 let _ = file.set_lock(Kind::None, REQUEST_BYTE);
             }
         }
+        self.close_unused_session(&mut st);
         outcome
     }
 
@@ -358,6 +373,11 @@ impl ConnectionLock {
         }
         if want == Kind::Exclusive && st.holds_by.iter().any(|(o, n)| *o != owner && *n > 0) {
             return Ok(Some((Blocker::AnotherOwner, false)));
+        }
+        // No transaction runs on locks the server let go of: they are taken again first (a
+        // deletion or an upgrade elsewhere that took the database meanwhile is waited for).
+        if want == Kind::Shared && !self.recover(st, true)? {
+            return Ok(Some((Blocker::AnotherProcess, true)));
         }
         let unlocked = st.holds == 0 && st.exclusive == 0;
         if unlocked {
@@ -477,6 +497,56 @@ impl ConnectionLock {
         }
     }
 
+    /// How many times this process's locks on the server were lost and taken again: a
+    /// database's state compares it with the value it saw last, to check that the database
+    /// was neither deleted nor upgraded while the locks were away.
+    pub fn generation(&self) -> u64 {
+        lock(&self.state).generation
+    }
+
+    /// On a server, while the process has holds and no deletion or upgrade of its own:
+    /// makes sure the session connection still holds the process's locks, connecting again
+    /// and taking the shared lock and the pending one again when it was lost. With `ping`,
+    /// asks the server (one round trip); else trusts what the client last saw. `Ok(false)`
+    /// when the shared lock cannot be taken now (a deletion or an upgrade elsewhere holds
+    /// it); tried again on the next call.
+    fn recover(&self, st: &mut LockState, ping: bool) -> Result<bool> {
+        let Some((server, id)) = &self.server else {
+            return Ok(true);
+        };
+        if st.holds == 0 || st.exclusive > 0 {
+            return Ok(true);
+        }
+        let alive = st
+            .file
+            .as_ref()
+            .is_some_and(|f| !f.is_closed() && (!ping || f.is_alive()));
+        if !alive {
+            st.lost = true;
+            st.file = None;
+            let session = Session::connect(server, *id).map_err(|e| self.io_error(e))?;
+            st.file = Some(LockFile::Server(Box::new(session)));
+        }
+        if !st.lost {
+            return Ok(true);
+        }
+        let Some(file) = &st.file else {
+            return Ok(false);
+        };
+        if !file
+            .set_lock(Kind::Shared, LOCK_BYTE)
+            .map_err(|e| self.io_error(e))?
+        {
+            return Ok(false);
+        }
+        // Taking a shared lock on a byte no process locks exclusively never conflicts.
+        file.set_lock(Kind::Shared, pending_byte(st.acknowledged + 1))
+            .map_err(|e| self.io_error(e))?;
+        st.lost = false;
+        st.generation += 1;
+        Ok(true)
+    }
+
     /// Starts watching the notice file once the process has its first hold: the notices so
     /// far count as delivered, and the pending byte of the next one is locked.
     fn start_watching(&self, st: &mut LockState) -> std::io::Result<()> {
@@ -506,6 +576,13 @@ impl ConnectionLock {
             let mut st = lock(&self.state);
             if st.holds == 0 {
                 return;
+            }
+            // Locks lost with the session connection are taken again as soon as the server
+            // answers, so a deletion or an upgrade elsewhere waits for this process again.
+            let lost = st.lost || st.file.as_ref().is_some_and(LockFile::is_closed);
+            if lost && !st.retry_at.is_some_and(|at| Instant::now() < at) {
+                st.retry_at = Some(Instant::now() + RETRY_LOST_EVERY);
+                let _ = self.recover(&mut st, false);
             }
             let Some(notice) = self.current_notice(&mut st) else {
                 return;
@@ -655,6 +732,18 @@ impl ConnectionLock {
                 }
             }
         }
+        self.close_unused_session(st);
+    }
+
+    /// Closes the session connection to the server once the process holds nothing on it
+    /// (no connection, transaction, deletion or upgrade, nor an announced request), so a
+    /// closed database keeps no server process; the next lock connects again. A database
+    /// file stays open: its descriptor keeps no resource of another machine.
+    fn close_unused_session(&self, st: &mut LockState) {
+        if self.server.is_some() && st.holds == 0 && st.exclusive == 0 && st.requesting.is_none() {
+            st.file = None;
+            st.lost = false;
+        }
     }
 
     /// Forgets this lock once its database file was deleted (under the exclusive lock), so a
@@ -733,11 +822,20 @@ impl LockFile {
         }
     }
 
-    /// Whether the session connection to the server is lost (never for a file).
+    /// Whether the session connection to the server is known to be lost (never for a
+    /// file).
     fn is_closed(&self) -> bool {
         match self {
             LockFile::File(_) => false,
             LockFile::Server(session) => session.is_closed(),
+        }
+    }
+
+    /// Whether the session connection answers the server's round trip (always for a file).
+    fn is_alive(&self) -> bool {
+        match self {
+            LockFile::File(_) => true,
+            LockFile::Server(session) => session.is_alive(),
         }
     }
 }

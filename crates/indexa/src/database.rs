@@ -3,7 +3,7 @@
 //! Source: <https://www.w3.org/TR/IndexedDB-3/#database-interface>.
 
 use std::path::PathBuf;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Condvar, Mutex, MutexGuard};
 use std::thread::{self, ThreadId};
 use std::time::Duration;
@@ -20,7 +20,10 @@ use crate::version_change::VersionChange;
 ///
 /// Readwrite and versionchange transactions take the one writer connection, so they run one
 /// at a time, in the order they obtain it. Readonly transactions take a reader connection of
-/// their own (WAL lets them run beside the writer).
+/// their own (WAL lets them run beside the writer); at most [`IDLE_READERS`] of those are kept
+/// between transactions. On a PostgreSQL server, where every connection is a server process,
+/// the writer and the idle readers are closed when the last open connection of this state
+/// closes, and made again by the next transaction.
 pub(crate) struct DatabaseShared {
     /// The name as Rust text, lone surrogates replaced by U+FFFD (for messages and
     /// [`Database::name`]).
@@ -34,8 +37,15 @@ pub(crate) struct DatabaseShared {
     writer: Mutex<WriterSlot>,
     writer_returned: Condvar,
     readers: Mutex<Vec<Connection>>,
+    /// Open [`Database`] connections of this state.
+    connections: AtomicUsize,
     schema: Mutex<Arc<Schema>>,
     deleted: AtomicBool,
+    /// Set when the process's locks on the server were lost and, once taken again, the
+    /// database turned out deleted or upgraded meanwhile: its connections act as closed.
+    lost: AtomicBool,
+    /// The lock's [`ConnectionLock::generation`] when this state last checked it.
+    lock_generation: AtomicU64,
     /// Which processes (and other factories of this one) have the database open (see
     /// [`ConnectionLock`]); this state's connections hold it as `owner`.
     lock: Arc<ConnectionLock>,
@@ -45,6 +55,10 @@ pub(crate) struct DatabaseShared {
     /// Which file the connections opened, to notice another process deleting or replacing it.
     file_id: Option<FileId>,
 }
+
+/// How many reader connections a database keeps between readonly transactions (more run at
+/// once when asked; the others are closed as their transactions end).
+const IDLE_READERS: usize = 2;
 
 /// A file's identity (device and inode), where the platform has one.
 type FileId = (u64, u64);
@@ -62,7 +76,8 @@ fn file_id(_path: &std::path::Path) -> Option<FileId> {
     None
 }
 
-/// The writer connection when it is free, and which thread took it when it is not.
+/// The writer connection when it is free, and which thread took it when it is not (no
+/// connection and no holder: it was closed, and the next transaction connects again).
 struct WriterSlot {
     conn: Option<Connection>,
     holder: Option<ThreadId>,
@@ -82,21 +97,38 @@ fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
 impl DatabaseShared {
     /// Opens (creating if needed) the database's storage and loads its schema;
     /// `lock_timeout` bounds every wait for other processes on the connection lock.
+    ///
+    /// On a server, an open that waited behind a deletion of the database goes on as a new
+    /// open: the database is created again (at version 0), as the spec's connection queue
+    /// runs an open queued behind a deletion after it.
     pub fn open(
         name: &Utf16String,
-        place: Place,
+        mut place: Place,
         lock_timeout: Duration,
     ) -> Result<DatabaseShared> {
-        let (path, lock) = match &place {
-            Place::File(path) => (path.clone(), ConnectionLock::for_database(path)),
-            Place::Postgres(server, id) => (
-                ConnectionLock::server_key(server, *id),
-                ConnectionLock::on_server(server, *id),
-            ),
-        };
         let owner = Owner::new();
-        // No other process deletes the file while it is being opened.
-        let _opening = lock.hold(owner, &name.to_string_lossy(), lock_timeout)?;
+        let (path, lock, _opening) = loop {
+            let (path, lock) = match &place {
+                Place::File(path) => (path.clone(), ConnectionLock::for_database(path)),
+                Place::Postgres(server, id) => (
+                    ConnectionLock::server_key(server, *id),
+                    ConnectionLock::on_server(server, *id),
+                ),
+            };
+            // No other process deletes the file while it is being opened.
+            let opening = lock.hold(owner, &name.to_string_lossy(), lock_timeout)?;
+            if let Place::Postgres(server, id) = &place {
+                if server.existing_id(name)? != Some(*id) {
+                    // Deleted while this open waited: the name's database is a new one now.
+                    drop(opening);
+                    let server = server.clone();
+                    let id = server.database_id(name)?;
+                    place = Place::Postgres(server, id);
+                    continue;
+                }
+            }
+            break (path, lock, opening);
+        };
         let conn = place.connect()?;
         let file_id = match &place {
             Place::File(path) => file_id(path),
@@ -115,8 +147,11 @@ impl DatabaseShared {
             }),
             writer_returned: Condvar::new(),
             readers: Mutex::new(Vec::new()),
+            connections: AtomicUsize::new(0),
             schema: Mutex::new(Arc::new(schema)),
             deleted: AtomicBool::new(false),
+            lost: AtomicBool::new(false),
+            lock_generation: AtomicU64::new(lock.generation()),
             lock,
             owner,
             lock_timeout,
@@ -126,8 +161,12 @@ impl DatabaseShared {
 
     /// Whether the file at the path (or the server's catalog entry of the name) is still the
     /// one this process opened (another process may have deleted the database while this
-    /// one had no connection to it). Meaningful while a hold is taken.
+    /// one had no connection to it), and its lock on a server was not lost while the
+    /// database changed (see [`DatabaseShared::hold`]). Meaningful while a hold is taken.
     pub fn is_current(&self) -> bool {
+        if self.lost.load(Ordering::SeqCst) {
+            return false;
+        }
         match &self.place {
             Place::Postgres(server, id) => {
                 server.existing_id(&self.name_units).ok() == Some(Some(*id))
@@ -147,8 +186,27 @@ impl DatabaseShared {
     /// # Errors
     /// [`Error::InvalidState`] when another process deletes or upgrades the database for
     /// longer than the lock timeout.
+    ///
+    /// On a server, when the process's locks were lost (a server restart) and taken again
+    /// since this state last looked, the database must still be the one it opened, at the
+    /// version it has cached: else another process deleted or upgraded it while nothing
+    /// held it, and this state is done with: its transactions fail with
+    /// [`Error::InvalidState`] (see [`DatabaseShared::check_not_deleted`]), and the factory's
+    /// next open makes a new one.
     pub fn hold(&self) -> Result<Hold> {
-        self.lock.hold(self.owner, &self.name, self.lock_timeout)
+        let hold = self.lock.hold(self.owner, &self.name, self.lock_timeout)?;
+        let generation = self.lock.generation();
+        if self.lock_generation.load(Ordering::SeqCst) != generation {
+            if let Place::Postgres(server, id) = &self.place {
+                let same = server.existing_id(&self.name_units)? == Some(*id)
+                    && server.version(&self.name_units)? == Some(self.schema().version);
+                if !same {
+                    self.lost.store(true, Ordering::SeqCst);
+                }
+            }
+            self.lock_generation.store(generation, Ordering::SeqCst);
+        }
+        Ok(hold)
     }
 
     /// The exclusive connection lock, for a deletion or an upgrade asking for `change`:
@@ -203,6 +261,21 @@ impl DatabaseShared {
                 slot.holder = Some(me);
                 return Ok((conn, ConnectionKind::Writer));
             }
+            if slot.holder.is_none() {
+                // Closed with the last connection: connect again, holding the slot
+                // meanwhile — unless a deletion took it since the check above.
+                self.check_not_deleted()?;
+                slot.holder = Some(me);
+                drop(slot);
+                return match self.place.connect() {
+                    Ok(conn) => Ok((conn, ConnectionKind::Writer)),
+                    Err(e) => {
+                        lock(&self.writer).holder = None;
+                        self.writer_returned.notify_one();
+                        Err(e)
+                    }
+                };
+            }
             if slot.holder == Some(me) {
                 return Err(Error::InvalidState(format!(
                     "this thread already runs a readwrite or versionchange transaction on database {:?}; finish it first",
@@ -216,17 +289,45 @@ impl DatabaseShared {
         }
     }
 
-    /// Gives a connection back after its transaction ended.
+    /// Gives a connection back after its transaction ended (closing it instead when it is
+    /// not to be kept: a reader beyond [`IDLE_READERS`], or any on a server once no
+    /// connection is open).
     pub fn return_connection(&self, conn: Connection, kind: ConnectionKind) {
+        let keep = !self.releases_idle() || self.connections.load(Ordering::SeqCst) > 0;
         match kind {
             ConnectionKind::Writer => {
                 let mut slot = lock(&self.writer);
-                slot.conn = Some(conn);
+                slot.conn = keep.then_some(conn);
                 slot.holder = None;
                 drop(slot);
                 self.writer_returned.notify_one();
             }
-            ConnectionKind::Reader => lock(&self.readers).push(conn),
+            ConnectionKind::Reader => {
+                let mut readers = lock(&self.readers);
+                if keep && readers.len() < IDLE_READERS {
+                    readers.push(conn);
+                }
+            }
+        }
+    }
+
+    /// Whether idle connections are closed once no connection is open: on a server, where
+    /// each is a server process (a SQLite file's stay, for the next open to find).
+    fn releases_idle(&self) -> bool {
+        matches!(self.place, Place::Postgres(..))
+    }
+
+    /// Counts a [`Database`] connection opened.
+    fn connection_opened(&self) {
+        self.connections.fetch_add(1, Ordering::SeqCst);
+    }
+
+    /// Counts a [`Database`] connection closed; the last one closes the idle storage
+    /// connections on a server (a running transaction's closes as it ends).
+    fn connection_closed(&self) {
+        if self.connections.fetch_sub(1, Ordering::SeqCst) == 1 && self.releases_idle() {
+            lock(&self.readers).clear();
+            lock(&self.writer).conn.take();
         }
     }
 
@@ -256,11 +357,7 @@ impl DatabaseShared {
             )));
         }
         self.deleted.store(true, Ordering::SeqCst);
-        if slot.conn.is_none() && slot.holder.is_none() {
-            // Marked already: its writer connection was closed then.
-            return Ok(());
-        }
-        while slot.conn.is_none() {
+        while slot.holder.is_some() {
             slot = self
                 .writer_returned
                 .wait(slot)
@@ -272,6 +369,12 @@ impl DatabaseShared {
     }
 
     pub fn check_not_deleted(&self) -> Result<()> {
+        if self.lost.load(Ordering::SeqCst) {
+            return Err(Error::InvalidState(format!(
+                "the connection to database {:?} is closed: its lock on the PostgreSQL server was lost (a server restart?) and the database was deleted or upgraded meanwhile",
+                self.name
+            )));
+        }
         if self.deleted.load(Ordering::SeqCst) {
             return Err(Error::InvalidState(format!(
                 "database {:?} has been deleted",
@@ -311,6 +414,7 @@ impl Database {
     /// As [`DatabaseShared::hold`].
     pub(crate) fn new(shared: Arc<DatabaseShared>) -> Result<Database> {
         let hold = shared.hold()?;
+        shared.connection_opened();
         Ok(Database {
             shared,
             closed: AtomicBool::new(false),
@@ -460,10 +564,13 @@ impl Database {
     /// with [`Error::InvalidState`]; running transactions finish normally. Once they have, other
     /// processes may delete or upgrade the database (dropping the connection closes it too).
     pub fn close(&self) {
-        self.closed.store(true, Ordering::SeqCst);
+        if self.closed.swap(true, Ordering::SeqCst) {
+            return;
+        }
         if let Some(id) = lock(&self.listener).take() {
             self.shared.lock.remove_listener(id);
         }
+        self.shared.connection_closed();
         lock(&self.hold).take();
     }
 }

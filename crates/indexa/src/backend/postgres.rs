@@ -173,6 +173,17 @@ impl Server {
         Ok(server)
     }
 
+    /// The same server with no catalog connection of its own, for whatever outlives the
+    /// factory that made this one (the process's listener): a factory's catalog connection
+    /// closes with the factory.
+    pub fn without_catalog(&self) -> Server {
+        Server {
+            config: self.config.clone(),
+            shown: self.shown.clone(),
+            catalog: Mutex::new(None),
+        }
+    }
+
     /// The URL without its password.
     pub fn shown(&self) -> &str {
         &self.shown
@@ -391,23 +402,74 @@ fn schema_name(id: i32) -> String {
     format!("idb_{id}")
 }
 
-/// `url` with any password replaced by `***`.
+/// `url` with every password replaced by `***`: the one after the user (`user:***@`) and
+/// every `password` query parameter (`?password=***`, its name percent-decoded as the
+/// client does). The user part ends at the first `@`, as the client parses it, so a
+/// password holding an unencoded `@` shows the rest of itself as the host the client will
+/// connect to — which it is.
 fn without_password(url: &str) -> String {
     let Some(scheme_end) = url.find("://") else {
         return url.to_string();
     };
-    let rest = &url[scheme_end + 3..];
-    let authority_end = rest.find(['/', '?']).unwrap_or(rest.len());
-    let authority = &rest[..authority_end];
-    match (authority.rfind('@'), authority.find(':')) {
-        (Some(at), Some(colon)) if colon < at => format!(
-            "{}{}:***{}",
-            &url[..scheme_end + 3],
-            &authority[..colon],
-            &rest[at..]
-        ),
-        _ => url.to_string(),
+    let (scheme, rest) = url.split_at(scheme_end + 3);
+    let rest = match rest.split_once('@') {
+        Some((credentials, after)) => match credentials.split_once(':') {
+            Some((user, _)) => format!("{user}:***@{after}"),
+            None => rest.to_string(),
+        },
+        None => rest.to_string(),
+    };
+    format!("{scheme}{}", without_password_parameters(&rest))
+}
+
+/// `text` with the value of every `password=` parameter (after `?` or `&`) replaced by
+/// `***`.
+fn without_password_parameters(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    let mut rest = text;
+    while let Some(start) = rest.find(['?', '&']) {
+        out.push_str(&rest[..=start]);
+        rest = &rest[start + 1..];
+        let end = rest.find(['?', '&']).unwrap_or(rest.len());
+        let parameter = &rest[..end];
+        match parameter.split_once('=') {
+            Some((key, _)) if percent_decoded(key).eq_ignore_ascii_case(b"password") => {
+                out.push_str(key);
+                out.push_str("=***");
+            }
+            _ => out.push_str(parameter),
+        }
+        rest = &rest[end..];
     }
+    out.push_str(rest);
+    out
+}
+
+/// The bytes of `text` with its `%XX` escapes decoded (a `%` not followed by two hex digits
+/// stays as it is).
+fn percent_decoded(text: &str) -> Vec<u8> {
+    let bytes = text.as_bytes();
+    let mut out = Vec::with_capacity(bytes.len());
+    let mut i = 0;
+    while i < bytes.len() {
+        let escaped = (bytes[i] == b'%')
+            .then(|| bytes.get(i + 1..i + 3))
+            .flatten()
+            .filter(|hex| hex.iter().all(u8::is_ascii_hexdigit))
+            .and_then(|hex| std::str::from_utf8(hex).ok())
+            .and_then(|hex| u8::from_str_radix(hex, 16).ok());
+        match escaped {
+            Some(byte) => {
+                out.push(byte);
+                i += 3;
+            }
+            None => {
+                out.push(bytes[i]);
+                i += 1;
+            }
+        }
+    }
+    out
 }
 
 /// Reads a name stored as its WTF-8 bytes.
@@ -1069,6 +1131,27 @@ mod tests {
         assert_eq!(
             without_password("postgresql://db.example:5432/app"),
             "postgresql://db.example:5432/app"
+        );
+        assert_eq!(
+            without_password("postgres://pwuser@127.0.0.1:54331/mine?password=wrongsecret"),
+            "postgres://pwuser@127.0.0.1:54331/mine?password=***"
+        );
+        assert_eq!(
+            without_password(
+                "postgres://u@h/d?sslmode=bogus&pass%77ord=a%26b&application_name=x&password="
+            ),
+            "postgres://u@h/d?sslmode=bogus&pass%77ord=***&application_name=x&password=***"
+        );
+        // The client takes the user part up to the first `@`: the host it connects to is
+        // "ss@db.example", and the message shows that.
+        assert_eq!(
+            without_password("postgres://alice:p@ss@db.example/app"),
+            "postgres://alice:***@ss@db.example/app"
+        );
+        // Even a password parameter the client reads as part of the user name is masked.
+        assert_eq!(
+            without_password("postgres://db.example/app?password=se@cret"),
+            "postgres://db.example/app?password=***"
         );
     }
 }

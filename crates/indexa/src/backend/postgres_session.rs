@@ -14,9 +14,10 @@
 //! layout is in `docs/format.md` ("PostgreSQL", "Connections across hosts").
 //!
 //! A session connection lost while the process has the database open (a server restart) takes
-//! the process's locks with it: until the process's last connection to the database closes
-//! (and a new session is made with the next one), a deletion or an upgrade elsewhere does not
-//! wait for its connections.
+//! the process's locks with it. The process takes them again on a new session: its watcher as
+//! soon as the server answers, and every transaction before it runs (one round trip checks
+//! the session). When the database was deleted or upgraded elsewhere meanwhile, the
+//! connections that lost their lock act as closed (`database::DatabaseShared::hold`).
 //!
 //! A transaction-mode pooler (PgBouncer's `pool_mode = transaction`) hands each statement to
 //! any server process, which breaks session locks and `LISTEN`: the session checks after every
@@ -107,6 +108,12 @@ impl Session {
     /// Whether the session connection is lost (its locks are gone with it).
     pub fn is_closed(&self) -> bool {
         lock(&self.client).is_closed()
+    }
+
+    /// Whether the session connection answers an empty statement (it holds its locks while
+    /// it does).
+    pub fn is_alive(&self) -> bool {
+        lock(&self.client).simple_query("").is_ok()
     }
 
     /// The id notices of this process carry.
@@ -301,7 +308,7 @@ impl Listener {
             counts: Mutex::new(HashMap::new()),
             reconnects: AtomicU64::new(0),
         });
-        let (l, s) = (listener.clone(), server.clone());
+        let (l, s) = (listener.clone(), server.without_catalog());
         std::thread::Builder::new()
             .name("indexa-pg-listener".into())
             .spawn(move || l.run(&s, client))?;
