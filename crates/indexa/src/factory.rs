@@ -832,22 +832,11 @@ impl Factory {
         let shared = lock(&self.open).get(name).cloned();
         let connection_lock = ConnectionLock::for_database(&path);
         let owner = shared.as_ref().map_or_else(Owner::new, |s| s.owner());
-        let exclusive = loop {
-            let deletion = VersionChange {
-                // What the other connections are told; the version returned is read below.
-                old_version: self.version(name.clone()).unwrap_or(0),
-                new_version: None,
-            };
-            if let Some(exclusive) = connection_lock.exclusive(
-                owner,
-                &name.to_string_lossy(),
-                self.lock_timeout,
-                deletion,
-                blocked,
-            )? {
-                break exclusive;
-            }
-        };
+        // What the other connections are told; the version returned is read below.
+        let exclusive =
+            self.exclusive_for_removal(&connection_lock, owner, name, blocked, || {
+                Ok(self.version(name.clone()).unwrap_or(0))
+            })?;
         match shared {
             Some(s) if s.is_current() => {
                 // The file's, not the cached one: another factory may have upgraded it.
@@ -931,22 +920,11 @@ impl Factory {
         let shared = lock(&self.open).get(name).cloned();
         let connection_lock = ConnectionLock::for_database(&path);
         let owner = shared.as_ref().map_or_else(Owner::new, |s| s.owner());
-        let _exclusive = loop {
-            // The other connections are told the database goes away, as for a deletion.
-            let replacement = VersionChange {
-                old_version: self.version(name.clone()).unwrap_or(0),
-                new_version: None,
-            };
-            if let Some(exclusive) = connection_lock.exclusive(
-                owner,
-                &name.to_string_lossy(),
-                self.lock_timeout,
-                replacement,
-                &mut |_| {},
-            )? {
-                break exclusive;
-            }
-        };
+        // The other connections are told the database goes away, as for a deletion.
+        let _exclusive =
+            self.exclusive_for_removal(&connection_lock, owner, name, &mut |_| {}, || {
+                Ok(self.version(name.clone()).unwrap_or(0))
+            })?;
         // The lock may have created an empty file, which holds no database.
         let old = if has_content(&path)? {
             match sqlite::peek_database_file(&path) {
@@ -1055,21 +1033,10 @@ impl Factory {
             };
             let connection_lock = ConnectionLock::on_server(server, id);
             let owner = shared.as_ref().map_or_else(Owner::new, |s| s.owner());
-            let _exclusive = loop {
-                let deletion = VersionChange {
-                    old_version: server.version(name)?.unwrap_or(0),
-                    new_version: None,
-                };
-                if let Some(exclusive) = connection_lock.exclusive(
-                    owner,
-                    &name.to_string_lossy(),
-                    self.lock_timeout,
-                    deletion,
-                    blocked,
-                )? {
-                    break exclusive;
-                }
-            };
+            let _exclusive =
+                self.exclusive_for_removal(&connection_lock, owner, name, blocked, || {
+                    Ok(server.version(name)?.unwrap_or(0))
+                })?;
             if server.existing_id(name)? != Some(id) {
                 continue;
             }
@@ -1080,6 +1047,38 @@ impl Factory {
             let version = server.delete(id)?;
             connection_lock.detach();
             return Ok(version);
+        }
+    }
+
+    /// Takes `connection_lock` exclusively to remove database `name` (a deletion or a
+    /// replacement): the connections open elsewhere are told it goes away from the version
+    /// `old_version` gives at each try, `blocked` is called while they stay open; tried
+    /// again when another deletion or upgrade took the lock meanwhile.
+    ///
+    /// # Errors
+    /// Those of [`ConnectionLock::exclusive`] and of `old_version`.
+    fn exclusive_for_removal(
+        &self,
+        connection_lock: &Arc<ConnectionLock>,
+        owner: Owner,
+        name: &Utf16String,
+        blocked: &mut dyn FnMut(&VersionChange),
+        old_version: impl Fn() -> Result<u64>,
+    ) -> Result<Exclusive> {
+        loop {
+            let removal = VersionChange {
+                old_version: old_version()?,
+                new_version: None,
+            };
+            if let Some(exclusive) = connection_lock.exclusive(
+                owner,
+                &name.to_string_lossy(),
+                self.lock_timeout,
+                removal,
+                blocked,
+            )? {
+                return Ok(exclusive);
+            }
         }
     }
 }
