@@ -367,20 +367,24 @@ impl Events {
 
     /// Sends a `versionchange` and waits (up to [`DISPATCH_WITHIN`]) until the JavaScript
     /// layer dispatched it and, when a handler closed the connection, until it is closed:
-    /// the engine reports the requester blocked only by connections still open then.
+    /// the engine reports the requester blocked only by connections still open then. A
+    /// connection whose `Close` was placed gets no event; the call waits until it is closed.
     fn version_change(&self, change: VersionChange) {
         let n = {
             let mut st = lock(&self.state);
             if st.closing {
-                return;
+                None
+            } else {
+                st.sent += 1;
+                Some(st.sent)
             }
-            st.sent += 1;
-            st.sent
         };
-        (self.send)(Event::VersionChange(change));
+        if n.is_some() {
+            (self.send)(Event::VersionChange(change));
+        }
         let deadline = Instant::now() + DISPATCH_WITHIN;
         let mut st = lock(&self.state);
-        while !(st.closed || st.acknowledged >= n && !st.closing) {
+        while !(st.closed || n.is_some_and(|n| st.acknowledged >= n) && !st.closing) {
             let Some(left) = deadline.checked_duration_since(Instant::now()) else {
                 return;
             };
@@ -1376,6 +1380,33 @@ mod tests {
         assert!(!w.runs_inline(&Op::Commit { id: 9, tx: 8 }));
         assert!(!w.runs_inline(&Op::Abort { id: 9, tx: 8 }));
         assert!(replies.iter().all(|r| r.result.is_ok()));
+    }
+
+    #[test]
+    fn a_versionchange_for_a_connection_whose_close_is_placed_waits_until_it_is_closed() {
+        let sent = Arc::new(Mutex::new(0));
+        let counted = sent.clone();
+        let events = Events::new(move |_| *lock(&counted) += 1);
+        events.update(|st| st.closing = true);
+        let closer = {
+            let events = events.clone();
+            std::thread::spawn(move || {
+                std::thread::sleep(Duration::from_millis(100));
+                events.update(|st| st.closed = true);
+            })
+        };
+        let start = Instant::now();
+        events.version_change(VersionChange {
+            old_version: 1,
+            new_version: None,
+        });
+        let waited = start.elapsed();
+        closer.join().unwrap();
+        assert!(
+            waited >= Duration::from_millis(100),
+            "returned after {waited:?}"
+        );
+        assert_eq!(*lock(&sent), 0);
     }
 
     #[test]
