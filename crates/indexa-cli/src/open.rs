@@ -39,11 +39,10 @@ impl DataDir {
         self.lock_timeout
     }
 
-    /// The PostgreSQL URL, when the data directory is one.
+    /// The URL, when `--data-dir` is one (`scheme://…`): a PostgreSQL database's, or one
+    /// that making a factory refuses with `SyntaxError` (another scheme).
     pub fn url(&self) -> Option<&str> {
-        self.path
-            .to_str()
-            .filter(|p| p.starts_with("postgres://") || p.starts_with("postgresql://"))
+        self.path.to_str().filter(|p| Factory::is_url(p))
     }
 
     /// Refuses `command` on a PostgreSQL database: it works on SQLite files.
@@ -54,7 +53,7 @@ impl DataDir {
         match self.url() {
             Some(_) => Err(CliError::new(
                 "InvalidStateError",
-                format!("indexa {command} works on the SQLite files of a data directory, not on a PostgreSQL database"),
+                format!("indexa {command} works on the SQLite files of a data directory, not on a database server"),
             )),
             None => Ok(()),
         }

@@ -47,6 +47,44 @@ fn a_postgres_url_is_a_server_not_a_folder_and_its_password_stays_secret() {
     );
 }
 
+/// A URL's scheme is case-insensitive (RFC 3986, section 3.1): `POSTGRES://` is a server
+/// too. A URL of another scheme is refused with SyntaxError, naming only the scheme, and was
+/// once taken for a relative directory (`mysql:` appeared in the current directory).
+#[test]
+fn a_scheme_in_capitals_is_a_server_and_another_scheme_is_refused_without_a_folder() {
+    let cwd = tempfile::tempdir().unwrap();
+    let out = indexa(
+        cwd.path(),
+        "POSTGRES://alice:hunter2@127.0.0.1:1/app",
+        &["list"],
+    );
+    let stderr = String::from_utf8(out.stderr).unwrap();
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    assert!(
+        stderr.starts_with(
+            "indexa: UnknownError: cannot connect to POSTGRES://alice:***@127.0.0.1:1/app"
+        ),
+        "{stderr}"
+    );
+    let refused = "indexa: SyntaxError: a database URL starts with postgres:// or postgresql://\n";
+    for args in [
+        &["list"][..],
+        &["get", "db", "s", "1"],
+        &["put", "db", "s", "1", "--key", "1"],
+        &["create-store", "db", "s"],
+    ] {
+        let out = indexa(cwd.path(), "mysql://alice:hunter2@127.0.0.1/app", args);
+        let stderr = String::from_utf8(out.stderr).unwrap();
+        assert_eq!(out.status.code(), Some(1), "{args:?}: {stderr}");
+        assert_eq!(stderr, refused, "{args:?}");
+    }
+    assert_eq!(
+        std::fs::read_dir(cwd.path()).unwrap().count(),
+        0,
+        "nothing is created locally"
+    );
+}
+
 /// A password given as a query parameter is masked too, in every message that shows the URL,
 /// and a password with an unencoded `@` shows the host the client really parsed from it.
 #[test]

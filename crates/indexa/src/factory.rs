@@ -214,13 +214,22 @@ fn file_kind(kind: &fs::FileType) -> &'static str {
 
 impl Factory {
     /// A factory over the directory `dir`, created if missing. A relative `dir` is taken
-    /// relative to the current directory, now; any `dir` is a path (`file:x` is a directory
-    /// named `file:x`, never a SQLite URI).
+    /// relative to the current directory, now; `dir` is a path (`file:x` is a directory
+    /// named `file:x`, never a SQLite URI), but never one that starts as a URL does
+    /// (`scheme://…`): that is a server's address, for [`Factory::open_url`].
     ///
     /// # Errors
-    /// [`Error::Unknown`] if the directory cannot be created.
+    /// - [`Error::Syntax`] when `dir` starts with `scheme://` (only the scheme is named in
+    ///   the message: the rest may hold a password).
+    /// - [`Error::Unknown`] if the directory cannot be created.
     pub fn open_dir(dir: impl AsRef<Path>) -> Result<Factory> {
         let dir = dir.as_ref();
+        if let Some(scheme) = dir.to_str().and_then(postgres::url_scheme) {
+            return Err(Error::Syntax(format!(
+                "a data directory's path cannot start with {scheme}://, which makes it a URL; \
+                 a PostgreSQL database is opened by its postgres:// or postgresql:// URL"
+            )));
+        }
         fs::create_dir_all(dir).map_err(|e| {
             Error::Unknown(format!(
                 "cannot create data directory {}: {e}",
@@ -267,7 +276,8 @@ impl Factory {
     }
 
     /// A factory over the IndexedDB databases kept in an existing PostgreSQL database, named
-    /// by a URL `postgres://user[:password]@host[:port]/dbname` (also `postgresql://`; a
+    /// by a URL `postgres://user[:password]@host[:port]/dbname` (also `postgresql://`, the
+    /// scheme in any case; a
     /// `?sslmode=require` connects over TLS, `prefer` and `disable` without). Every process
     /// and host opening the same URL sees the same databases; the layout is in
     /// `docs/format.md` ("PostgreSQL"). Creates the catalog schema `indexa` when missing.
@@ -296,6 +306,12 @@ impl Factory {
             open: Mutex::new(HashMap::new()),
             _temporary: None,
         })
+    }
+
+    /// Whether `text` starts as a URL does (`scheme://`, RFC 3986 section 3.1): such text is
+    /// for [`Factory::open_url`], and [`Factory::open_dir`] refuses it.
+    pub fn is_url(text: &str) -> bool {
+        postgres::url_scheme(text).is_some()
     }
 
     /// The PostgreSQL URL of a factory made by [`Factory::open_url`], without its password.
@@ -1189,6 +1205,27 @@ mod tests {
         tx.commit().unwrap();
         db.close();
         v
+    }
+
+    /// A path that starts as a URL does is refused, naming only the scheme; `is_url` says
+    /// which text is a URL.
+    #[test]
+    fn open_dir_refuses_a_url() {
+        let err = Factory::open_dir("mysql://alice:hunter2@host/db").unwrap_err();
+        assert_eq!(
+            (err.name(), err.message()),
+            (
+                "SyntaxError",
+                "a data directory's path cannot start with mysql://, which makes it a URL; \
+                 a PostgreSQL database is opened by its postgres:// or postgresql:// URL"
+            )
+        );
+        assert!(Factory::is_url("POSTGRES://h/d"));
+        assert!(Factory::is_url("git+ssh://h/d"));
+        assert!(!Factory::is_url("file:x"));
+        assert!(!Factory::is_url("dir/with://inside"));
+        assert!(!Factory::is_url("1abc://x"));
+        assert!(!Factory::is_url("://x"));
     }
 
     /// `replace_database` waits for other factories' (and processes') connections like a

@@ -139,9 +139,22 @@ impl std::fmt::Debug for Server {
     }
 }
 
-/// Whether `url` names a PostgreSQL server (`postgres://` or `postgresql://`).
+/// The scheme of `text` when it starts as a URL does (`scheme://`; RFC 3986, section 3.1:
+/// a letter, then letters, digits, `+`, `-` or `.`), as written.
+pub(crate) fn url_scheme(text: &str) -> Option<&str> {
+    let (scheme, _) = text.split_once("://")?;
+    let mut chars = scheme.chars();
+    let first = chars.next()?;
+    (first.is_ascii_alphabetic()
+        && chars.all(|c| c.is_ascii_alphanumeric() || matches!(c, '+' | '-' | '.')))
+    .then_some(scheme)
+}
+
+/// Whether `url` names a PostgreSQL server: its scheme is `postgres` or `postgresql`, in
+/// any case (schemes are case-insensitive, RFC 3986 section 3.1).
 pub(crate) fn is_url(url: &str) -> bool {
-    url.starts_with("postgres://") || url.starts_with("postgresql://")
+    url_scheme(url)
+        .is_some_and(|s| s.eq_ignore_ascii_case("postgres") || s.eq_ignore_ascii_case("postgresql"))
 }
 
 impl Server {
@@ -152,7 +165,12 @@ impl Server {
     /// [`Error::Syntax`] for a URL that is not a PostgreSQL URL; [`Error::Unknown`] when the
     /// server cannot be reached or refuses the login. Neither message holds the password.
     pub fn new(url: &str) -> Result<Server> {
-        let config: Config = url.parse().map_err(|e: postgres::Error| {
+        // The client reads the scheme in lower case only.
+        let lowered = match url_scheme(url) {
+            Some(scheme) => format!("{}{}", scheme.to_ascii_lowercase(), &url[scheme.len()..]),
+            None => url.to_string(),
+        };
+        let config: Config = lowered.parse().map_err(|e: postgres::Error| {
             Error::Syntax(format!(
                 "{} is not a valid PostgreSQL URL: {e}",
                 without_password(url)
