@@ -171,8 +171,21 @@ impl Server {
             None => url.to_string(),
         };
         let config: Config = lowered.parse().map_err(|e: postgres::Error| {
+            // libpq's verify-ca and verify-full are not the client's words; `require`
+            // verifies as verify-full does (see `tls_config`).
+            // The client's message is general ("invalid connection string"); its cause
+            // names the option.
+            let cause = std::error::Error::source(&e)
+                .map(|c| format!(": {c}"))
+                .unwrap_or_default();
+            let hint = if cause.contains("`sslmode`") {
+                " (sslmode is disable, prefer or require; require checks the server's \
+                 certificate and host name, as libpq's verify-full does)"
+            } else {
+                ""
+            };
             Error::Syntax(format!(
-                "{} is not a valid PostgreSQL URL: {e}",
+                "{} is not a valid PostgreSQL URL: {e}{cause}{hint}",
                 without_password(url)
             ))
         })?;
@@ -1135,6 +1148,21 @@ impl StorageConnection for PgConnection {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn an_sslmode_the_client_lacks_says_which_ones_there_are() {
+        let err = Server::new("postgres://u:secret@h/d?sslmode=verify-full").unwrap_err();
+        assert_eq!(
+            (err.name(), err.message()),
+            (
+                "SyntaxError",
+                "postgres://u:***@h/d?sslmode=verify-full is not a valid PostgreSQL URL: \
+                 invalid connection string: invalid value for option `sslmode` (sslmode is \
+                 disable, prefer or require; require checks the server's certificate and \
+                 host name, as libpq's verify-full does)"
+            )
+        );
+    }
 
     #[test]
     fn urls_are_shown_without_their_password() {
