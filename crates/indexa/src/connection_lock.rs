@@ -314,11 +314,11 @@ impl ConnectionLock {
             let told = announced.map(|(serial, at)| {
                 self.acknowledged(&st, owner, serial) || at.elapsed() >= ACKNOWLEDGE_WITHIN
             });
-            match self.attempt(&mut st, want, owner) {
+            let blocker = match self.attempt(&mut st, want, owner) {
                 Ok(None) => break Ok(true),
                 Err(e) => break Err(e),
                 Ok(Some((blocker, another_request))) => {
-                    if let Some((change, blocked)) = request.as_mut() {
+                    if let Some((change, _)) = request.as_mut() {
                         if another_request && announced.is_none() {
                             waited_for_another = true;
                         } else if announced.is_none() && waited_for_another {
@@ -328,16 +328,23 @@ impl ConnectionLock {
                                 Ok(serial) => announced = serial.map(|s| (s, Instant::now())),
                                 Err(e) => break Err(e),
                             }
-                        } else if told == Some(true) && !reported {
-                            reported = true;
-                            drop(st);
-                            blocked(change);
                         }
                     }
-                    if Instant::now() >= deadline {
-                        break Err(timed_out(blocker));
-                    }
+                    blocker
                 }
+            };
+            // Neither `blocked` nor the wait runs with the state locked: the watcher needs it
+            // to deliver the notice (a lock held through the sleep kept it out for as long as
+            // ACKNOWLEDGE_WITHIN on a loaded machine, and `blocked` was reported wrongly).
+            drop(st);
+            if let Some((change, blocked)) = request.as_mut() {
+                if told == Some(true) && !reported {
+                    reported = true;
+                    blocked(change);
+                }
+            }
+            if Instant::now() >= deadline {
+                break Err(timed_out(blocker));
             }
             std::thread::sleep(RETRY_EVERY);
         };
