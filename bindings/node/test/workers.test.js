@@ -121,6 +121,7 @@ test('an upgrade in one thread tells a connection of another thread (versionchan
   const dir = freshPlace();
   try {
     const h = await startHolder(dir);
+    const exited = new Promise((resolve) => h.worker.once('exit', resolve));
     const events = [];
     const db = await upgradeX(new IDBFactory({ dir, lockTimeout: 60000 }), events, () => h.worker.postMessage('close'));
     assert.deepEqual(await h.next(), ['versionchange', 1, 2]);
@@ -128,6 +129,11 @@ test('an upgrade in one thread tells a connection of another thread (versionchan
     assert.deepEqual(events, [['blocked', 1, 2], ['upgradeneeded', 1, 2]]);
     assert.equal(db.version, 2);
     db.close();
+    // With its connection closed and its port closed, the thread ends by itself (a thread
+    // still running after 10 s is stopped, with exit code 1, so the file cannot hang).
+    const stop = setTimeout(() => h.worker.terminate(), 10000);
+    assert.equal(await exited, 0, 'the holder thread did not end by itself');
+    clearTimeout(stop);
   } finally {
     fs.rmSync(dir, { recursive: true, force: true });
   }
