@@ -150,6 +150,16 @@ pub(crate) fn url_scheme(text: &str) -> Option<&str> {
     .then_some(scheme)
 }
 
+/// `": "` and the cause of client error `e`, or nothing when it has none. The client's own
+/// message is general ("invalid connection string", "error performing TLS handshake"); the
+/// cause says what went wrong ("invalid value for option `sslmode`", "server does not
+/// support TLS").
+fn cause_of(e: &postgres::Error) -> String {
+    std::error::Error::source(e)
+        .map(|c| format!(": {c}"))
+        .unwrap_or_default()
+}
+
 /// Whether `url` names a PostgreSQL server: its scheme is `postgres` or `postgresql`, in
 /// any case (schemes are case-insensitive, RFC 3986 section 3.1).
 pub(crate) fn is_url(url: &str) -> bool {
@@ -171,13 +181,10 @@ impl Server {
             None => url.to_string(),
         };
         let config: Config = lowered.parse().map_err(|e: postgres::Error| {
-            // libpq's verify-ca and verify-full are not the client's words; `require`
-            // verifies as verify-full does (see `tls_config`).
-            // The client's message is general ("invalid connection string"); its cause
-            // names the option.
-            let cause = std::error::Error::source(&e)
-                .map(|c| format!(": {c}"))
-                .unwrap_or_default();
+            // The cause names the option ("invalid value for option `sslmode`"). libpq's
+            // verify-ca and verify-full are not the client's values; `require` verifies as
+            // verify-full does (see `tls_config`).
+            let cause = cause_of(&e);
             let hint = if cause.contains("`sslmode`") {
                 " (sslmode is disable, prefer or require; require checks the server's \
                  certificate and host name, as libpq's verify-full does)"
@@ -236,12 +243,11 @@ impl Server {
             }
         };
         result.map_err(|e| {
-            // The client's message is general ("error performing TLS handshake"); its cause
-            // says what went wrong (e.g. "server does not support TLS").
-            let cause = std::error::Error::source(&e)
-                .map(|c| format!(": {c}"))
-                .unwrap_or_default();
-            Error::Unknown(format!("cannot connect to {}: {e}{cause}", self.shown))
+            Error::Unknown(format!(
+                "cannot connect to {}: {e}{}",
+                self.shown,
+                cause_of(&e)
+            ))
         })
     }
 
