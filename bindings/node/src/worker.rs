@@ -295,8 +295,8 @@ impl OpenCursor {
     /// cursor taking plain steps (kept as the scout). A failed read ahead ends the batch early
     /// without error: the step itself succeeded, and the next step from the JavaScript layer
     /// meets the failure on the engine cursor.
-    fn rows(&mut self, t: &Transaction, batch: u32) -> Payload {
-        let mut rows: Vec<Row> = position(&self.cursor).into_iter().collect();
+    fn rows(&mut self, t: &Transaction, batch: u32) -> indexa::Result<Payload> {
+        let mut rows: Vec<Row> = position(&self.cursor)?.into_iter().collect();
         let mut at_end = rows.is_empty();
         if !at_end && batch > 1 {
             let mut scout = self.cursor.clone();
@@ -307,9 +307,13 @@ impl OpenCursor {
                     break;
                 }
                 match position(&scout) {
-                    Some(row) => rows.push(row),
-                    None => {
+                    Ok(Some(row)) => rows.push(row),
+                    Ok(None) => {
                         at_end = true;
+                        break;
+                    }
+                    Err(_) => {
+                        usable = false;
                         break;
                     }
                 }
@@ -321,7 +325,7 @@ impl OpenCursor {
                 });
             }
         }
-        Payload::Rows(rows, at_end, self.inject.clone())
+        Ok(Payload::Rows(rows, at_end, self.inject.clone()))
     }
 }
 
@@ -458,14 +462,15 @@ fn schema_of(tx: &Transaction) -> indexa::Result<Vec<StoreInfo>> {
     Ok(stores)
 }
 
-fn position(cursor: &Cursor) -> Option<Row> {
-    cursor.key().map(|k| {
-        (
-            k.clone(),
-            cursor.primary_key().cloned().unwrap_or_else(|| k.clone()),
-            cursor.value().cloned(),
-        )
-    })
+fn position(cursor: &Cursor) -> indexa::Result<Option<Row>> {
+    let Some(k) = cursor.key() else {
+        return Ok(None);
+    };
+    Ok(Some((
+        k.clone(),
+        cursor.primary_key().cloned().unwrap_or_else(|| k.clone()),
+        cursor.value()?.cloned(),
+    )))
 }
 
 impl Op {
@@ -937,7 +942,7 @@ impl Worker {
             inject,
             scout: None,
         };
-        let rows = open.rows(t, 1);
+        let rows = open.rows(t, 1)?;
         self.cursors.insert(id, open);
         Ok(rows)
     }
@@ -964,7 +969,7 @@ impl Worker {
         self.with_cursor(id, |c, t| {
             c.catch_up(t, skipped)?;
             f(&mut c.cursor, t)?;
-            Ok(c.rows(t, batch))
+            c.rows(t, batch)
         })
     }
 }

@@ -142,7 +142,7 @@ pub fn cities(data: &Path, n: usize, scale_only: bool, rounds: usize, reads: usi
         let tx = db.transaction(&["cities"], TransactionMode::ReadOnly)?;
         let mut cursor = tx.object_store("cities")?.open_cursor(None, direction)?;
         let mut seen = 0u64;
-        while let Some(v) = cursor.value() {
+        while let Some(v) = cursor.value()? {
             seen += v.get("country").is_some() as u64;
             cursor.continue_key(&tx, None)?;
         }

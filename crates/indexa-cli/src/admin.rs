@@ -213,7 +213,7 @@ pub fn export<W: Write>(dir: &DataDir, a: &StoreArgs, out: &mut Lines<W>) -> Cmd
     let mut cursor = tx
         .object_store(&a.store)?
         .open_cursor(None, CursorDirection::Next)?;
-    while let (Some(key), Some(value)) = (cursor.primary_key(), cursor.value()) {
+    while let (Some(key), Some(value)) = (cursor.primary_key(), cursor.value()?) {
         out.line(
             &JsonObject::new()
                 .key("key", key)

@@ -630,16 +630,16 @@ impl<'a> Op<'a> {
         let mut failed = false;
         match steps {
             None => {
-                while let Some(position) = position_text(&cursor) {
+                while let Some(position) = position_text(&cursor)? {
                     items.push(position);
                     cursor.continue_key(tx, None)?;
                 }
             }
             Some(steps) => {
-                items.push(position_or_null(&cursor));
+                items.push(position_or_null(&cursor)?);
                 for step in steps {
                     match run_step(tx, &mut cursor, step) {
-                        Ok(()) => items.push(position_or_null(&cursor)),
+                        Ok(()) => items.push(position_or_null(&cursor)?),
                         Err(e) => {
                             items.push(JsonObject::new().raw("error", &error_object(&e)).finish());
                             failed = true;
@@ -664,8 +664,8 @@ fn keys_to_values(keys: Vec<Key>) -> Vec<Value> {
     keys.iter().map(Value::from).collect()
 }
 
-fn position_or_null(cursor: &Cursor) -> String {
-    position_text(cursor).unwrap_or_else(null)
+fn position_or_null(cursor: &Cursor) -> indexa::Result<String> {
+    Ok(position_text(cursor)?.unwrap_or_else(null))
 }
 
 /// A non-negative integer no larger than `max`.

@@ -92,7 +92,7 @@ pub fn dump<W: Write>(dir: &DataDir, a: &DumpArgs, out: &mut Lines<W>) -> CmdRes
             indexes += 1;
         }
         let mut cursor = store.open_cursor(None, CursorDirection::Next)?;
-        while let (Some(key), Some(value)) = (cursor.primary_key(), cursor.value()) {
+        while let (Some(key), Some(value)) = (cursor.primary_key(), cursor.value()?) {
             out.line(
                 &JsonObject::new()
                     .key("key", key)

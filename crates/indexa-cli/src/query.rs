@@ -156,15 +156,20 @@ pub fn get<W: Write>(dir: &DataDir, a: &GetArgs, out: &mut Lines<W>) -> CmdResul
 
 /// The line for a cursor's position: `{"key":…,"primaryKey":…,"value":…}` (no value for a
 /// key cursor); `None` when the cursor is done.
-pub fn position_text(cursor: &Cursor) -> Option<String> {
-    let (key, primary_key) = (cursor.key()?, cursor.primary_key()?);
+///
+/// # Errors
+/// As [`Cursor::value`].
+pub fn position_text(cursor: &Cursor) -> indexa::Result<Option<String>> {
+    let (Some(key), Some(primary_key)) = (cursor.key(), cursor.primary_key()) else {
+        return Ok(None);
+    };
     let mut o = JsonObject::new()
         .key("key", key)
         .key("primaryKey", primary_key);
-    if let Some(v) = cursor.value() {
+    if let Some(v) = cursor.value()? {
         o = o.value("value", v);
     }
-    Some(o.finish())
+    Ok(Some(o.finish()))
 }
 
 /// Runs `indexa query`.
@@ -207,7 +212,7 @@ pub fn query<W: Write>(dir: &DataDir, a: &QueryArgs, out: &mut Lines<W>) -> CmdR
         rows.row(&Row {
             key: key.clone(),
             primary_key: primary_key.clone(),
-            value: cursor.value().cloned(),
+            value: cursor.value()?.cloned(),
         })?;
         printed += 1;
         cursor.continue_key(&tx, None)?;

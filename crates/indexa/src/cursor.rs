@@ -112,17 +112,18 @@ impl CursorSource {
 struct Position {
     key: Key,
     primary_key: Key,
-    /// The stored value's bytes, checked when the cursor moved here.
+    /// The stored value's bytes.
     value: Option<Vec<u8>>,
-    /// The value decoded: at once on a cursor read with [`Cursor::value`], only when asked
-    /// on one read with [`Cursor::value_as`] (which never builds it).
+    /// The value decoded (which checks the bytes): when the cursor moved here, or, on a
+    /// cursor read with [`Cursor::value_as`], by the first [`Cursor::value`] at this position.
     decoded: OnceLock<Value>,
     encoded_key: Vec<u8>,
     encoded_primary_key: Vec<u8>,
 }
 
 /// Decodes a row into a position. A store's rows carry the primary key twice; it is decoded
-/// once. The value is decoded (which checks it) unless `typed`, when it is only checked.
+/// once. The value is decoded unless `typed`: a typed read decodes (and so checks) the bytes
+/// itself, so checking them here too would read every value twice.
 fn position_of(
     (encoded_key, encoded_primary_key, value): RawEntry,
     typed: bool,
@@ -134,13 +135,9 @@ fn position_of(
         decode_key(&encoded_primary_key).map_err(corrupt)?
     };
     let decoded = OnceLock::new();
-    if let Some(bytes) = &value {
-        if typed {
-            check_value(bytes)?;
-        } else {
-            // Just made, so the cell is empty and the set succeeds.
-            let _ = decoded.set(decode_value(bytes)?);
-        }
+    if let (Some(bytes), false) = (&value, typed) {
+        // Just made, so the cell is empty and the set succeeds.
+        let _ = decoded.set(decode_value(bytes)?);
     }
     Ok(Position {
         key,
@@ -239,34 +236,50 @@ impl Cursor {
         self.position.as_ref().map(|p| &p.primary_key)
     }
 
-    /// The value at the position; `None` past the end and for key cursors. (On a cursor read
-    /// with [`Cursor::value_as`], decoded on the first call at each position.)
-    pub fn value(&self) -> Option<&Value> {
-        let position = self.position.as_ref()?;
-        let bytes = position.value.as_deref()?;
-        // Decoded already, or checked when the cursor moved here, so decoding succeeds.
-        Some(
-            position
-                .decoded
-                .get_or_init(|| decode_value(bytes).unwrap_or(Value::Undefined)),
-        )
+    /// The value at the position; `Ok(None)` past the end and for key cursors. (On a cursor
+    /// read with [`Cursor::value_as`], decoded on the first call at each position.)
+    ///
+    /// # Errors
+    /// Only on a cursor read with [`Cursor::value_as`], whose steps leave values unchecked:
+    /// [`Error::Unknown`] (`corrupt value: …`) when the stored bytes are not a valid value.
+    /// On other cursors a step over such a record fails instead.
+    pub fn value(&self) -> Result<Option<&Value>> {
+        let Some(position) = self.position.as_ref() else {
+            return Ok(None);
+        };
+        let Some(bytes) = position.value.as_deref() else {
+            return Ok(None);
+        };
+        if let Some(value) = position.decoded.get() {
+            return Ok(Some(value));
+        }
+        let value = decode_value(bytes)?;
+        Ok(Some(position.decoded.get_or_init(|| value)))
     }
 
     /// The value at the position decoded straight into `T` (the mapping of
-    /// [`crate::from_value`]); `Ok(None)` past the end and for key cursors. From the first
-    /// call on, the cursor's later steps only check values instead of building each as a
-    /// [`Value`] ([`Cursor::value`] still builds one when asked).
+    /// [`crate::from_value`]), without building a [`Value`]; `Ok(None)` past the end and for
+    /// key cursors. From the first call on, the cursor's later steps leave values unchecked
+    /// and undecoded, this method (or [`Cursor::value`]) decoding and checking each.
     ///
     /// # Errors
-    /// [`Error::Type`] when the value does not have the shape `T` expects.
+    /// [`Error::Unknown`] (`corrupt value: …`) when the stored bytes are not a valid value,
+    /// even where `T` would also refuse them; otherwise [`Error::Type`] when the value does
+    /// not have the shape `T` expects.
     pub fn value_as<T: DeserializeOwned>(&self) -> Result<Option<T>> {
         // Already set after the first call; either way the cursor is now a typed reader.
         let _ = self.typed.set(());
-        self.position
-            .as_ref()
-            .and_then(|p| p.value.as_deref())
-            .map(decode_value_as)
-            .transpose()
+        let Some(bytes) = self.position.as_ref().and_then(|p| p.value.as_deref()) else {
+            return Ok(None);
+        };
+        match decode_value_as(bytes) {
+            Ok(value) => Ok(Some(value)),
+            Err(e) => {
+                // `T` may have refused the value before its decoding reached a corrupt byte.
+                check_value(bytes)?;
+                Err(e)
+            }
+        }
     }
 
     /// The cursor's direction.

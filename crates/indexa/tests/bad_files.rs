@@ -88,6 +88,67 @@ fn a_cursor_step_onto_a_damaged_record_fails_and_stays_put() {
     assert_eq!(cursor.key(), Some(&Key::from(4)));
 }
 
+/// A cursor read with `value_as` leaves values unchecked at its steps: it moves onto a damaged
+/// record, and reading the value there (typed or generic) fails with UnknownError, also when
+/// the type would refuse the value before its decoding reached the damage.
+#[test]
+fn a_typed_cursor_reports_a_damaged_record_when_its_value_is_read() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = make(dir.path(), "d", 8, 4);
+    let conn = rusqlite::Connection::open(&file).unwrap();
+    // Record 3: tag 0xFF is no value kind. Record 4: an array of two elements, null and then
+    // the same bad tag, at byte 4.
+    for (key, value) in [
+        (3, vec![0x01u8, 0xFF]),
+        (4, vec![0x01, 0x09, 0x02, 0x01, 0xFF]),
+    ] {
+        conn.execute(
+            "UPDATE record SET value = ?2 WHERE key = ?1",
+            rusqlite::params![indexa::encode_key(&Key::from(key)), value],
+        )
+        .unwrap();
+    }
+    drop(conn);
+    let factory = Factory::open_dir(dir.path()).unwrap();
+    let db = open(&factory, "d").unwrap();
+    let tx = db.transaction(&["s"], TransactionMode::ReadOnly).unwrap();
+    let mut cursor = tx
+        .object_store("s")
+        .unwrap()
+        .open_cursor(None, indexa::CursorDirection::Next)
+        .unwrap();
+    let mut read = Vec::new();
+    while cursor.key() != Some(&Key::from(3)) {
+        read.push(cursor.value_as::<String>().unwrap().unwrap());
+        cursor.continue_key(&tx, None).unwrap();
+    }
+    assert_eq!(read, vec!["0:vvvv", "1:vvvv", "2:vvvv"]);
+    let message = |e: indexa::Error| (e.name(), e.message().to_owned());
+    let bad_tag = (
+        "UnknownError",
+        "corrupt value: unknown tag 0xFF at byte 1".to_owned(),
+    );
+    assert_eq!(message(cursor.value_as::<String>().unwrap_err()), bad_tag);
+    assert_eq!(message(cursor.value().unwrap_err()), bad_tag);
+    cursor.continue_key(&tx, None).unwrap();
+    assert_eq!(cursor.key(), Some(&Key::from(4)));
+    let bad_element = (
+        "UnknownError",
+        "corrupt value: unknown tag 0xFF at byte 4".to_owned(),
+    );
+    assert_eq!(
+        message(cursor.value_as::<String>().unwrap_err()),
+        bad_element
+    );
+    assert_eq!(message(cursor.value().unwrap_err()), bad_element);
+    cursor.continue_key(&tx, None).unwrap();
+    assert_eq!(
+        cursor.value_as::<String>().unwrap(),
+        Some("5:vvvv".to_owned())
+    );
+    assert_eq!(cursor.value().unwrap(), Some(&Value::from("5:vvvv")));
+}
+
 #[test]
 fn garbage_file_is_an_unknown_error_and_stays_untouched() {
     let dir = tempfile::tempdir().unwrap();

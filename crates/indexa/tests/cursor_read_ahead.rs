@@ -94,7 +94,7 @@ fn cursor_update_is_seen_when_the_scan_reaches_the_record_again() {
     store.put(v(r#"{"id":50,"n":-1}"#), None).unwrap();
     cursor.continue_key(&tx, None).unwrap();
     assert_eq!(
-        cursor.value().and_then(|v| v.get("n")),
+        cursor.value().unwrap().and_then(|v| v.get("n")),
         Some(&Value::Number(-1.0))
     );
     // advance past the end leaves the cursor done.

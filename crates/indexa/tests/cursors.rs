@@ -80,7 +80,7 @@ fn store_cursor_directions() {
     let cursor = s
         .open_cursor(Some(KeyRange::only(k(3))), CursorDirection::Next)
         .unwrap();
-    assert_eq!(cursor.value(), Some(&v(r#"{"id":3,"tag":"a"}"#)));
+    assert_eq!(cursor.value().unwrap(), Some(&v(r#"{"id":3,"tag":"a"}"#)));
     let empty = s
         .open_cursor(Some(KeyRange::only(k(99))), CursorDirection::Next)
         .unwrap();
@@ -125,7 +125,7 @@ fn index_cursor_directions() {
         [tag("c", 4), tag("b", 2), tag("a", 1)]
     );
     let keys_only = ix.open_key_cursor(None, CursorDirection::Next).unwrap();
-    assert_eq!(keys_only.value(), None);
+    assert_eq!(keys_only.value().unwrap(), None);
     assert_eq!(keys_only.primary_key(), Some(&k(1)));
 }
 
@@ -261,7 +261,7 @@ fn update_and_delete_through_cursors() {
     );
     assert_eq!(c.update(&tx, v(r#"{"id":1,"tag":"z"}"#)).unwrap(), k(1));
     // The cursor's own value stays as it was.
-    assert_eq!(c.value(), Some(&v(r#"{"id":1,"tag":"a"}"#)));
+    assert_eq!(c.value().unwrap(), Some(&v(r#"{"id":1,"tag":"a"}"#)));
     c.continue_key(&tx, None).unwrap();
     assert_eq!(c.primary_key(), Some(&k(3)));
     c.delete(&tx).unwrap();
@@ -324,7 +324,7 @@ fn out_of_line_store_cursor_update() {
     let mut c = s.open_cursor(None, CursorDirection::Prev).unwrap();
     assert_eq!(c.update(&tx, v(r#""B""#)).unwrap(), k(2));
     c.continue_key(&tx, None).unwrap();
-    assert_eq!(c.value(), Some(&v(r#""a""#)));
+    assert_eq!(c.value().unwrap(), Some(&v(r#""a""#)));
     assert_eq!(
         s.get_all(indexa::Query::all()).unwrap(),
         [v(r#""a""#), v(r#""B""#)]

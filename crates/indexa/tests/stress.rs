@@ -195,7 +195,7 @@ fn read_all(tx: &Transaction) -> (Vec<Value>, u64, u64) {
     let accounts = tx.object_store("accounts").unwrap();
     let mut values = Vec::new();
     let mut cursor = accounts.open_cursor(None, CursorDirection::Next).unwrap();
-    while let Some(v) = cursor.value() {
+    while let Some(v) = cursor.value().unwrap() {
         values.push(v.clone());
         cursor.continue_key(tx, None).unwrap();
     }
@@ -239,7 +239,7 @@ fn check_indexes(db: &Database, rng: &mut StdRng, counts: &Counts) {
     };
     let mut cursor = by_owner.open_cursor(None, direction).unwrap();
     let mut seen = Vec::new();
-    while let (Some(Key::String(owner)), Some(v)) = (cursor.key(), cursor.value()) {
+    while let (Some(Key::String(owner)), Some(v)) = (cursor.key(), cursor.value().unwrap()) {
         assert_eq!(text(v, "owner"), owner.to_string_lossy());
         seen.push(owner.to_string_lossy());
         cursor.continue_key(&tx, None).unwrap();

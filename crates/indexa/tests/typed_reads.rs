@@ -92,7 +92,7 @@ fn typed_reads_give_the_records_as_structs() -> indexa::Result<()> {
         index.open_cursor(Some(KeyRange::only(Key::from("PT"))), CursorDirection::Prev)?;
     let mut seen = Vec::new();
     while let Some(c) = cursor.value_as::<City>()? {
-        assert_eq!(from_value::<City>(cursor.value().unwrap().clone())?, c);
+        assert_eq!(from_value::<City>(cursor.value()?.unwrap().clone())?, c);
         seen.push(c);
         cursor.continue_key(&tx, None)?;
     }

@@ -180,7 +180,7 @@ fn main() -> indexa::Result<()> {
         .object_store("cities")?
         .open_cursor(None, CursorDirection::Next)?;
     let mut sum = 0.0;
-    while let Some(v) = cursor.value() {
+    while let Some(v) = cursor.value()? {
         sum += pop(v);
         cursor.continue_key(&tx, None)?;
     }
