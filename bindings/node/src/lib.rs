@@ -610,7 +610,11 @@ impl NativeConnection {
     /// Commits transaction `tx`.
     #[napi]
     pub fn commit(&self, id: u32, tx: u32) -> Result<()> {
-        self.send(Op::Commit { id, tx })
+        self.send(Op::Commit {
+            id,
+            tx,
+            defer_checkpoint: false,
+        })
     }
 
     /// Aborts transaction `tx`.

@@ -16,8 +16,13 @@
 //! this process.
 //!
 //! Some ops run at once on the thread that places them (Node's), when the connection has
-//! nothing queued or running: ops that never wait for a lock and touch at most one record
-//! (see [`Worker::runs_inline`]). A pool thread's wake-up costs more than such an op. The
+//! nothing queued or running: ops that never wait for a lock or a disk flush and touch at
+//! most one record (see [`Worker::runs_inline`]), among them the relaxed commit of a
+//! transaction that wrote one record, which leaves SQLite's automatic checkpoint (it writes
+//! the log into the database file and flushes both) to a plain commit on a pool thread: each
+//! time a connection made [`DEFERRED_CHECKPOINTS`] such commits in a row, its next goes to
+//! the pool to be one. A pool
+//! thread's wake-up costs more than such an op. The
 //! reply still goes through the thread-safe function, so it arrives as a task of its own (in
 //! the loop's poll phase, as every reply: a transaction a success event made active is
 //! inactive again before the next timer), after every earlier reply: a pool thread sends its
@@ -77,9 +82,12 @@ pub enum Op {
         mode: TransactionMode,
         durability: Durability,
     },
+    /// `defer_checkpoint`: the commit of a readwrite transaction leaves SQLite's automatic
+    /// checkpoint to a later plain commit (set for a commit run on Node's thread).
     Commit {
         id: u32,
         tx: u32,
+        defer_checkpoint: bool,
     },
     Abort {
         id: u32,
@@ -419,6 +427,11 @@ struct Worker {
     /// The version the connection opened at (`IDBDatabase.version`).
     version: u64,
     txs: HashMap<u32, Transaction>,
+    /// Records written so far by each running transaction that wrote (a deletion of a range
+    /// and `clear` count as two: they may write many).
+    written: HashMap<u32, u32>,
+    /// Readwrite commits since the last plain one that left the checkpoint to a later commit.
+    deferred_checkpoints: usize,
     /// Ops of declared transactions that have not begun, in order.
     held: HashMap<u32, Vec<Op>>,
     cursors: HashMap<u32, OpenCursor>,
@@ -522,11 +535,12 @@ impl Op {
 }
 
 impl Worker {
-    /// Whether `op` may run on the thread that places it: it never waits for a lock and
-    /// touches at most one record. Declaring a transaction; beginning a readonly one (its
-    /// SQLite read transaction; a reader connection is opened when none is free) when every
-    /// op held for it may run so too; `get` and `getKey`; committing or aborting a readonly
-    /// transaction (ending its read transaction) or one that never began.
+    /// Whether `op` may run on the thread that places it: it never waits for a lock or a
+    /// disk flush and touches at most one record. Declaring a transaction; beginning a
+    /// readonly one (its SQLite read transaction; a reader connection is opened when none is
+    /// free) when every op held for it may run so too; `get` and `getKey`; committing or
+    /// aborting a readonly transaction (ending its read transaction) or one that never began;
+    /// committing a readwrite one that commits quickly (see [`Worker::commits_quickly`]).
     fn runs_inline(&self, op: &Op) -> bool {
         match op {
             Op::Declare { .. } => true,
@@ -548,7 +562,13 @@ impl Worker {
                 kind: ReadKind::Get | ReadKind::GetKey,
                 ..
             } => true,
-            Op::Commit { tx, .. } | Op::Abort { tx, .. } => {
+            Op::Commit { tx, .. } => {
+                self.held.contains_key(tx)
+                    || self.txs.get(tx).map_or(true, |t| {
+                        t.mode() == TransactionMode::ReadOnly || self.commits_quickly(*tx, t)
+                    })
+            }
+            Op::Abort { tx, .. } => {
                 self.held.contains_key(tx)
                     || self
                         .txs
@@ -557,6 +577,37 @@ impl Worker {
             }
             _ => false,
         }
+    }
+
+    /// Whether readwrite transaction `tx` commits without waiting for a lock or a disk
+    /// flush when its commit defers the checkpoint: relaxed durability (the commit appends
+    /// to SQLite's log without flushing it), a SQLite file (a server's commit is a round
+    /// trip), at most one record written, and fewer than [`DEFERRED_CHECKPOINTS`] commits
+    /// deferred their checkpoint since the last plain one. Its write lock is held since it
+    /// began, so the commit waits for no other connection.
+    fn commits_quickly(&self, tx: u32, t: &Transaction) -> bool {
+        t.mode() == TransactionMode::ReadWrite
+            && t.durability() == Durability::Relaxed
+            && self.factory.url().is_none()
+            && self.written.get(&tx).map_or(true, |n| *n <= 1)
+            && self.deferred_checkpoints < DEFERRED_CHECKPOINTS
+    }
+
+    /// Counts the records `op` is about to write, for [`Worker::commits_quickly`].
+    fn count_writes(&mut self, op: &Op) {
+        let (tx, records) = match op {
+            Op::Put { tx, .. } => (*tx, 1),
+            Op::Delete { tx, .. } | Op::Clear { tx, .. } => (*tx, 2),
+            Op::CursorUpdate { cursor, .. } | Op::CursorDelete { cursor, .. } => {
+                match self.cursors.get(cursor) {
+                    Some(c) => (c.tx, 1),
+                    None => return,
+                }
+            }
+            _ => return,
+        };
+        let n = self.written.entry(tx).or_insert(0);
+        *n = n.saturating_add(records);
     }
 
     /// Runs `op`, or holds it while its transaction waits to begin; `Begin` runs the held
@@ -623,6 +674,7 @@ impl Worker {
     }
 
     fn run(&mut self, op: Op) -> Option<Reply> {
+        self.count_writes(&op);
         let (id, result) = match op {
             Op::Close | Op::Declare { .. } => return None,
             Op::Open {
@@ -638,8 +690,18 @@ impl Worker {
                 mode,
                 durability,
             } => (id, self.begin(tx, &scope, mode, durability)),
-            Op::Commit { id, tx } => (id, self.finish(tx, true)),
-            Op::Abort { id, tx } => (id, self.finish(tx, false)),
+            Op::Commit {
+                id,
+                tx,
+                defer_checkpoint,
+            } => (id, self.commit(tx, defer_checkpoint)),
+            Op::Abort { id, tx } => (
+                id,
+                self.end(tx).map(|t| {
+                    t.abort();
+                    Payload::None
+                }),
+            ),
             Op::CreateStore {
                 id,
                 tx,
@@ -905,13 +967,25 @@ impl Worker {
         Ok(Payload::None)
     }
 
-    fn finish(&mut self, tx: u32, commit: bool) -> Result<Payload, Error> {
+    /// Takes transaction `tx` out of the running ones, with its cursors.
+    fn end(&mut self, tx: u32) -> Result<Transaction, Error> {
         self.cursors.retain(|_, c| c.tx != tx);
-        let t = self.txs.remove(&tx).ok_or_else(inactive)?;
-        if commit {
+        self.written.remove(&tx);
+        self.txs.remove(&tx).ok_or_else(inactive)
+    }
+
+    /// Commits transaction `tx`; a readwrite one with `defer_checkpoint` leaves the
+    /// checkpoint to the next plain commit.
+    fn commit(&mut self, tx: u32, defer_checkpoint: bool) -> Result<Payload, Error> {
+        let t = self.end(tx)?;
+        if t.mode() == TransactionMode::ReadOnly {
             t.commit()?;
+        } else if defer_checkpoint {
+            self.deferred_checkpoints += 1;
+            t.commit_without_checkpoint()?;
         } else {
-            t.abort();
+            self.deferred_checkpoints = 0;
+            t.commit()?;
         }
         Ok(Payload::None)
     }
@@ -1039,6 +1113,12 @@ pub const INLINE_BUDGET: Duration = Duration::from_micros(1000);
 /// See [`INLINE_BUDGET`].
 pub const INLINE_WINDOW: Duration = Duration::from_millis(4);
 
+/// How many readwrite commits of a connection in a row may run on Node's thread, deferring
+/// SQLite's checkpoint; the next one runs on the pool as a plain commit, which checkpoints
+/// when the log has grown past SQLite's threshold (1,000 pages). A one-record commit adds a
+/// few pages, so the log outgrows the threshold by at most a few hundred.
+pub const DEFERRED_CHECKPOINTS: usize = 64;
+
 thread_local! {
     /// This thread's current window: when it began and the time spent on inline ops in it.
     static INLINE_SPENT: Cell<Option<(Instant, Duration)>> = const { Cell::new(None) };
@@ -1103,6 +1183,8 @@ impl Connection {
                 db: None,
                 version: 0,
                 txs: HashMap::new(),
+                written: HashMap::new(),
+                deferred_checkpoints: 0,
                 held: HashMap::new(),
                 cursors: HashMap::new(),
             })),
@@ -1159,6 +1241,14 @@ impl Connection {
         if !worker.runs_inline(&op) || !inline_budget_left(started) {
             return Some(op);
         }
+        let op = match op {
+            Op::Commit { id, tx, .. } => Op::Commit {
+                id,
+                tx,
+                defer_checkpoint: true,
+            },
+            other => other,
+        };
         let mut replies = Vec::new();
         worker.handle(op, &mut replies);
         charge_inline(started.elapsed());
@@ -1303,17 +1393,40 @@ mod tests {
     }
 
     fn begin(tx: u32, mode: TransactionMode) -> Op {
+        begin_with(tx, mode, Durability::Default)
+    }
+
+    fn begin_with(tx: u32, mode: TransactionMode, durability: Durability) -> Op {
         Op::Begin {
             id: 3,
             tx,
             scope: vec!["s".into()],
             mode,
-            durability: Durability::Default,
+            durability,
         }
     }
 
-    #[test]
-    fn only_ops_that_touch_one_record_without_waiting_run_inline() {
+    fn commit(id: u32, tx: u32) -> Op {
+        Op::Commit {
+            id,
+            tx,
+            defer_checkpoint: false,
+        }
+    }
+
+    fn put(tx: u32, key: f64) -> Op {
+        Op::Put {
+            id: 4,
+            tx,
+            store: "s".into(),
+            value: Value::Null,
+            key: Some(Key::Number(key)),
+            no_overwrite: false,
+        }
+    }
+
+    /// A worker of a temporary factory, with database "db" open and its object store "s".
+    fn worker_with_store() -> Worker {
         let factory = Arc::new(Factory::temporary().unwrap());
         let mut w = Worker {
             factory,
@@ -1321,6 +1434,8 @@ mod tests {
             db: None,
             version: 0,
             txs: HashMap::new(),
+            written: HashMap::new(),
+            deferred_checkpoints: 0,
             held: HashMap::new(),
             cursors: HashMap::new(),
         };
@@ -1344,9 +1459,81 @@ mod tests {
             },
             &mut replies,
         );
-        w.handle(Op::Commit { id: 3, tx: 1 }, &mut replies);
+        w.handle(commit(3, 1), &mut replies);
         assert!(replies.iter().all(|r| r.result.is_ok()));
+        w
+    }
 
+    #[test]
+    fn a_relaxed_commit_of_one_record_runs_inline_and_every_so_often_one_checkpoints() {
+        let mut w = worker_with_store();
+        let mut replies = Vec::new();
+        let relaxed = |tx| begin_with(tx, TransactionMode::ReadWrite, Durability::Relaxed);
+
+        // One record written: inline. Two, or a deletion or clear that may write many: not.
+        w.handle(relaxed(10), &mut replies);
+        assert!(w.runs_inline(&commit(11, 10)));
+        w.handle(put(10, 1.0), &mut replies);
+        assert!(w.runs_inline(&commit(11, 10)));
+        w.handle(put(10, 2.0), &mut replies);
+        assert!(!w.runs_inline(&commit(11, 10)));
+        w.handle(commit(11, 10), &mut replies);
+        for op in [
+            Op::Delete {
+                id: 12,
+                tx: 12,
+                store: "s".into(),
+                range: KeyRange::only(Key::Number(1.0)),
+            },
+            Op::Clear {
+                id: 12,
+                tx: 12,
+                store: "s".into(),
+            },
+        ] {
+            w.handle(relaxed(12), &mut replies);
+            w.handle(op, &mut replies);
+            assert!(!w.runs_inline(&commit(13, 12)));
+            w.handle(commit(13, 12), &mut replies);
+        }
+        // Default and strict durability flush at commit: never inline.
+        for durability in [Durability::Default, Durability::Strict] {
+            w.handle(
+                begin_with(14, TransactionMode::ReadWrite, durability),
+                &mut replies,
+            );
+            w.handle(put(14, 3.0), &mut replies);
+            assert!(!w.runs_inline(&commit(15, 14)));
+            w.handle(commit(15, 14), &mut replies);
+        }
+
+        // After DEFERRED_CHECKPOINTS commits deferring the checkpoint, the next is plain.
+        for i in 0..=DEFERRED_CHECKPOINTS as u32 {
+            let tx = 100 + i;
+            w.handle(relaxed(tx), &mut replies);
+            w.handle(put(tx, f64::from(i)), &mut replies);
+            let inline = w.runs_inline(&commit(1, tx));
+            assert_eq!(inline, (i as usize) < DEFERRED_CHECKPOINTS, "commit {i}");
+            w.handle(
+                Op::Commit {
+                    id: 1,
+                    tx,
+                    defer_checkpoint: inline,
+                },
+                &mut replies,
+            );
+        }
+        assert_eq!(w.deferred_checkpoints, 0);
+        w.handle(relaxed(200), &mut replies);
+        w.handle(put(200, 0.5), &mut replies);
+        assert!(w.runs_inline(&commit(1, 200)));
+        assert!(replies.iter().all(|r| r.result.is_ok()));
+    }
+
+    #[test]
+    fn only_ops_that_touch_one_record_without_waiting_run_inline() {
+        let mut w = worker_with_store();
+        let mut replies = Vec::new();
         assert!(w.runs_inline(&Op::Declare { tx: 2 }));
         assert!(w.runs_inline(&begin(2, TransactionMode::ReadOnly)));
         assert!(!w.runs_inline(&begin(2, TransactionMode::ReadWrite)));
@@ -1360,14 +1547,7 @@ mod tests {
         ] {
             assert!(!w.runs_inline(&read(2, kind)));
         }
-        assert!(!w.runs_inline(&Op::Put {
-            id: 4,
-            tx: 2,
-            store: "s".into(),
-            value: Value::Null,
-            key: Some(Key::Number(1.0)),
-            no_overwrite: false,
-        }));
+        assert!(!w.runs_inline(&put(2, 1.0)));
         assert!(!w.runs_inline(&Op::Close));
 
         // A readonly transaction whose held ops include a longer read begins on the pool.
@@ -1379,10 +1559,10 @@ mod tests {
 
         // Commit and abort run inline for a readonly transaction, not a readwrite one.
         w.handle(begin(6, TransactionMode::ReadOnly), &mut replies);
-        assert!(w.runs_inline(&Op::Commit { id: 7, tx: 6 }));
+        assert!(w.runs_inline(&commit(7, 6)));
         assert!(w.runs_inline(&Op::Abort { id: 7, tx: 6 }));
         w.handle(begin(8, TransactionMode::ReadWrite), &mut replies);
-        assert!(!w.runs_inline(&Op::Commit { id: 9, tx: 8 }));
+        assert!(!w.runs_inline(&commit(9, 8)));
         assert!(!w.runs_inline(&Op::Abort { id: 9, tx: 8 }));
         assert!(replies.iter().all(|r| r.result.is_ok()));
     }

@@ -1,13 +1,15 @@
 'use strict';
-// Short ops (get, getKey, a readonly transaction's begin and commit) may run at once on Node's
-// thread instead of a pool thread (src/worker.rs). Whichever thread ran them, each request's
-// event fires in a task after the one that placed it, in the order the requests were placed,
-// and transactions keep their lifecycle.
+// Short ops (get, getKey, a readonly transaction's begin and commit, the relaxed commit of a
+// transaction that wrote one record) may run at once on Node's thread instead of a pool thread
+// (src/worker.rs). Whichever thread ran them, each request's event fires in a task after the
+// one that placed it, in the order the requests were placed, and transactions keep their
+// lifecycle.
 
 const test = require('node:test');
 const assert = require('node:assert/strict');
 const path = require('node:path');
 const { spawnSync } = require('node:child_process');
+const { IDBFactory, IDBKeyRange } = require('..');
 const { freshFactory, done, open, finished } = require('./helpers.js');
 
 async function store(records) {
@@ -127,4 +129,53 @@ test('a throwing success handler of a get aborts its transaction, readonly or re
   assert.deepEqual(JSON.parse(r.stdout), [
     ['readonly abort AbortError', 'readwrite abort AbortError'], 'one', ['readonly handler', 'readwrite handler'],
   ]);
+});
+
+test('relaxed one-put transactions in a row each complete only once a new connection sees the put', async () => {
+  const { factory, dir } = freshFactory();
+  const db = await open(factory, 'relaxed', 1, (d) => d.createObjectStore('s'));
+  const reader = await open(new IDBFactory({ dir }), 'relaxed', 1);
+  // More than the 64 commits in a row that may run on Node's thread (DEFERRED_CHECKPOINTS).
+  const seen = [];
+  for (let i = 0; i < 150; i++) {
+    const tx = db.transaction('s', 'readwrite', { durability: 'relaxed' });
+    tx.objectStore('s').put(`v${i}`, i);
+    await finished(tx);
+    seen.push(await done(reader.transaction('s').objectStore('s').get(i)));
+  }
+  assert.deepEqual(seen, Array.from({ length: 150 }, (_, i) => `v${i}`));
+  // Two puts: the commit goes to the pool; both land.
+  const two = db.transaction('s', 'readwrite', { durability: 'relaxed' });
+  two.objectStore('s').put('a', 'x');
+  two.objectStore('s').put('b', 'y');
+  await finished(two);
+  assert.deepEqual(await done(reader.transaction('s').objectStore('s').getAll(IDBKeyRange.bound('x', 'y'))), ['a', 'b']);
+  assert.equal(await done(reader.transaction('s').objectStore('s').count()), 152);
+  reader.close();
+  db.close();
+});
+
+test('a throwing success handler of a relaxed put aborts its transaction and leaves no write', () => {
+  // In a child process: the exception is reported as an uncaught exception, as a browser does.
+  const script = `
+    const { IDBFactory } = require(${JSON.stringify(path.join(__dirname, '..'))});
+    const reported = [];
+    process.on('uncaughtException', (e) => reported.push(e.message));
+    const rq = new IDBFactory({ memory: true }).open('db', 1);
+    rq.onupgradeneeded = () => rq.result.createObjectStore('s').put('one', 1);
+    rq.onsuccess = () => {
+      const db = rq.result;
+      const tx = db.transaction('s', 'readwrite', { durability: 'relaxed' });
+      tx.objectStore('s').put('changed', 1).onsuccess = () => { throw new Error('relaxed handler'); };
+      tx.oncomplete = () => console.log('complete');
+      tx.onabort = () => {
+        db.transaction('s').objectStore('s').get(1).onsuccess = (e) => {
+          console.log(JSON.stringify(['abort ' + tx.error.name, e.target.result, reported]));
+        };
+      };
+    };
+  `;
+  const r = spawnSync(process.execPath, ['-e', script], { encoding: 'utf8' });
+  assert.equal(r.status, 0, r.stderr);
+  assert.deepEqual(JSON.parse(r.stdout), ['abort AbortError', 'one', ['relaxed handler']]);
 });

@@ -84,6 +84,12 @@ pub(crate) trait StorageConnection: Send {
     fn begin_write(&self, durable: bool) -> Result<()>;
     /// Commits the running transaction.
     fn commit(&self) -> Result<()>;
+    /// Commits the running transaction without the storage's own upkeep that may follow a
+    /// commit and flush to disk (SQLite's automatic checkpoint); the next plain
+    /// [`StorageConnection::commit`] does it. Storage without such upkeep just commits.
+    fn commit_without_checkpoint(&self) -> Result<()> {
+        self.commit()
+    }
     /// Rolls back the running transaction; without one, does nothing.
     fn rollback(&self);
     /// Opens a savepoint inside the running transaction (savepoints nest).

@@ -276,6 +276,21 @@ impl Transaction {
     /// [`Error::InvalidState`] if already committed or aborted; [`Error::Unknown`] or
     /// [`Error::QuotaExceeded`] if storage fails, in which case the transaction is aborted.
     pub fn commit(&self) -> Result<()> {
+        self.commit_with(|c| c.commit())
+    }
+
+    /// As [`Transaction::commit`], but leaves the storage's upkeep that may follow a commit
+    /// and flush to disk (SQLite's automatic checkpoint of its log) to the next plain commit
+    /// of the database's writer, so that a relaxed commit never waits for a flush. Without
+    /// such a plain commit the log keeps growing: callers make one every so often.
+    ///
+    /// # Errors
+    /// As [`Transaction::commit`].
+    pub fn commit_without_checkpoint(&self) -> Result<()> {
+        self.commit_with(|c| c.commit_without_checkpoint())
+    }
+
+    fn commit_with(&self, commit: impl FnOnce(&dyn StorageConnection) -> Result<()>) -> Result<()> {
         // Step 1 of IDBTransaction.commit(): a finished transaction is InvalidStateError.
         if self.is_finished() {
             return Err(Error::InvalidState(
@@ -287,7 +302,7 @@ impl Transaction {
             let (c, _) = conn
                 .as_ref()
                 .ok_or_else(|| Error::TransactionInactive("the transaction has finished".into()))?;
-            c.commit()
+            commit(&**c)
         });
         match result {
             Ok(()) => {
@@ -585,7 +600,7 @@ impl Drop for Transaction {
 
 #[cfg(test)]
 mod tests {
-    use crate::{Durability, Factory, TransactionMode};
+    use crate::{Durability, Factory, Key, TransactionMode, Value};
 
     /// Each readwrite transaction commits with its own durability, though the pragma is only
     /// issued when the setting changes (SQLite reports FULL as 2, NORMAL as 1).
@@ -616,5 +631,47 @@ mod tests {
         assert_eq!(synchronous(Durability::Strict), 2);
         assert_eq!(synchronous(Durability::Relaxed), 1);
         assert_eq!(synchronous(Durability::Default), 2);
+    }
+
+    /// A commit without checkpoint leaves the log's pages out of the database file, however
+    /// many; the next plain commit copies them in.
+    #[test]
+    fn a_commit_without_checkpoint_leaves_the_checkpoint_to_the_next_plain_commit() {
+        let factory = Factory::temporary().unwrap();
+        let db = factory
+            .open("db", Some(1), |tx, _, _| {
+                tx.create_object_store("s", None, false).map(|_| ())
+            })
+            .unwrap();
+        let file_size = || {
+            std::fs::metadata(factory.database_path("db"))
+                .unwrap()
+                .len()
+        };
+        let before = file_size();
+        let tx = db
+            .transaction_with_durability(&["s"], TransactionMode::ReadWrite, Durability::Relaxed)
+            .unwrap();
+        let s = tx.object_store("s").unwrap();
+        // 2,000 values of 4,000 characters: about 2,000 pages, twice the checkpoint threshold.
+        for i in 0..2000 {
+            s.put(
+                Value::from("x".repeat(4000)),
+                Some(Key::Number(f64::from(i))),
+            )
+            .unwrap();
+        }
+        tx.commit_without_checkpoint().unwrap();
+        assert_eq!(file_size(), before);
+
+        let tx = db
+            .transaction_with_durability(&["s"], TransactionMode::ReadWrite, Durability::Relaxed)
+            .unwrap();
+        tx.object_store("s")
+            .unwrap()
+            .put(Value::Null, Some(Key::Number(-1.0)))
+            .unwrap();
+        tx.commit().unwrap();
+        assert!(file_size() > before + 7_000_000, "{} bytes", file_size());
     }
 }

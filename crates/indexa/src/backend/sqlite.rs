@@ -136,6 +136,19 @@ fn switch_to_wal(conn: &Connection) -> Result<String> {
 /// How long a connection waits for another's lock (SQLite's busy timeout).
 const BUSY_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(30);
 
+/// The log size, in pages, past which a commit checkpoints (SQLite's default, which every
+/// connection keeps).
+const WAL_AUTOCHECKPOINT: i32 = 1000;
+
+/// Sets the log size past which a commit of `conn` checkpoints; 0 turns it off.
+fn set_wal_autocheckpoint(conn: &Connection, pages: i32) {
+    // SAFETY: `conn` is an open connection, used by this thread only (see the `Send` impl
+    // below); sqlite3_wal_autocheckpoint only stores the setting and cannot fail on it.
+    unsafe {
+        rusqlite::ffi::sqlite3_wal_autocheckpoint(conn.handle(), pages);
+    }
+}
+
 /// Fails for a SQLite file that holds tables but not Indexa's, before anything (even the
 /// journal mode) is changed in it.
 fn refuse_foreign_file(conn: &Connection) -> Result<()> {
@@ -1275,6 +1288,15 @@ impl StorageConnection for SqliteConnection {
 
     fn commit(&self) -> Result<()> {
         self.with_kept(Kept::Commit, run)
+    }
+
+    /// Turns the automatic checkpoint off for the commit and back on after it: the log may
+    /// then stay above the threshold until the next plain commit, which checkpoints.
+    fn commit_without_checkpoint(&self) -> Result<()> {
+        set_wal_autocheckpoint(self.conn(), 0);
+        let committed = self.commit();
+        set_wal_autocheckpoint(self.conn(), WAL_AUTOCHECKPOINT);
+        committed
     }
 
     fn rollback(&self) {
