@@ -21,12 +21,11 @@
 //! transaction that wrote one record, which leaves SQLite's automatic checkpoint (it writes
 //! the log into the database file and flushes both) to a plain commit on a pool thread: each
 //! time a connection made [`DEFERRED_CHECKPOINTS`] such commits in a row, its next goes to
-//! the pool to be one. A pool
-//! thread's wake-up costs more than such an op. The
-//! reply still goes through the thread-safe function, so it arrives as a task of its own (in
-//! the loop's poll phase, as every reply: a transaction a success event made active is
-//! inactive again before the next timer), after every earlier reply: a pool thread sends its
-//! replies before the connection counts as idle. Node's thread spends at most
+//! the pool to be one. A pool thread's wake-up costs more than such an op. The reply still
+//! goes through the thread-safe function, so it arrives as a task of its own (in the loop's
+//! poll phase, as every reply: a transaction a success event made active is inactive again
+//! before the next timer), after every earlier reply: a pool thread sends its replies before
+//! the connection counts as idle. Node's thread spends at most
 //! [`INLINE_BUDGET`] on them in any [`INLINE_WINDOW`] (the op that crosses the budget
 //! finishes; the next ones go to the pool until the window ends).
 //!
@@ -1241,8 +1240,10 @@ impl Connection {
         if !worker.runs_inline(&op) || !inline_budget_left(started) {
             return Some(op);
         }
+        // A commit of a running transaction that may run here commits quickly (a commit held
+        // for a transaction that has not begun runs later, on the pool).
         let op = match op {
-            Op::Commit { id, tx, .. } => Op::Commit {
+            Op::Commit { id, tx, .. } if worker.txs.contains_key(&tx) => Op::Commit {
                 id,
                 tx,
                 defer_checkpoint: true,
