@@ -16,18 +16,17 @@
 //! this process.
 //!
 //! Some ops run at once on the thread that places them (Node's), when the connection has
-//! nothing queued or running: ops that never wait for a lock or a disk flush and touch at
-//! most one record (see [`Worker::runs_inline`]), among them the relaxed commit of a
-//! transaction that wrote one record, which leaves SQLite's automatic checkpoint (it writes
-//! the log into the database file and flushes both) to a plain commit on a pool thread: each
-//! time a connection made [`DEFERRED_CHECKPOINTS`] such commits in a row, its next goes to
-//! the pool to be one. A pool thread's wake-up costs more than such an op. The reply still
-//! goes through the thread-safe function, so it arrives as a task of its own (in the loop's
-//! poll phase, as every reply: a transaction a success event made active is inactive again
-//! before the next timer), after every earlier reply: a pool thread sends its replies before
-//! the connection counts as idle. Node's thread spends at most
-//! [`INLINE_BUDGET`] on them in any [`INLINE_WINDOW`] (the op that crosses the budget
-//! finishes; the next ones go to the pool until the window ends).
+//! nothing queued or running: ops that never wait for a lock or a disk flush and touch at most
+//! one record (see [`Worker::runs_inline`]), among them the relaxed commit of a transaction
+//! that wrote one small record, which leaves SQLite's automatic checkpoint (it writes the log
+//! into the database file and flushes both) to a plain commit on a pool thread: each time a
+//! connection made [`DEFERRED_CHECKPOINTS`] such commits in a row, its next goes to the pool to
+//! be one. A pool thread's wake-up costs more than such an op. The reply still goes through the
+//! thread-safe function, so it arrives as a task of its own (in the loop's poll phase, as every
+//! reply: a transaction a success event made active is inactive again before the next timer),
+//! after every earlier reply: a pool thread sends its replies before the connection counts as
+//! idle. Node's thread spends at most [`INLINE_BUDGET`] on them in any [`INLINE_WINDOW`] (the
+//! op that crosses the budget finishes; the next ones go to the pool until the window ends).
 //!
 //! Replies go back in batches of at most [`REPLY_WEIGHT`] records (a reply counts one, plus
 //! the records it carries), so no single task on Node's thread turns more than about that
@@ -578,12 +577,12 @@ impl Worker {
         }
     }
 
-    /// Whether readwrite transaction `tx` commits without waiting for a lock or a disk
-    /// flush when its commit defers the checkpoint: relaxed durability (the commit appends
-    /// to SQLite's log without flushing it), a SQLite file (a server's commit is a round
-    /// trip), at most one record written, and fewer than [`DEFERRED_CHECKPOINTS`] commits
-    /// deferred their checkpoint since the last plain one. Its write lock is held since it
-    /// began, so the commit waits for no other connection.
+    /// Whether readwrite transaction `tx` commits without waiting for a lock or a disk flush
+    /// when its commit defers the checkpoint: relaxed durability (the commit appends to
+    /// SQLite's log without flushing it), a SQLite file (a server's commit is a round trip), at
+    /// most one record of at most [`QUICK_WRITE_BYTES`] written, and fewer than
+    /// [`DEFERRED_CHECKPOINTS`] commits deferred their checkpoint since the last plain one. Its
+    /// write lock is held since it began, so the commit waits for no other connection.
     fn commits_quickly(&self, tx: u32, t: &Transaction) -> bool {
         t.mode() == TransactionMode::ReadWrite
             && t.durability() == Durability::Relaxed
@@ -592,17 +591,22 @@ impl Worker {
             && self.deferred_checkpoints < DEFERRED_CHECKPOINTS
     }
 
-    /// Counts the records `op` is about to write, for [`Worker::commits_quickly`].
+    /// Counts the records `op` is about to write, for [`Worker::commits_quickly`]. A value
+    /// larger than [`QUICK_WRITE_BYTES`], a deletion of a range and `clear` count as two:
+    /// their commit may have many pages to copy into SQLite's log.
     fn count_writes(&mut self, op: &Op) {
+        let weight = |value: &Value| if is_small(value) { 1 } else { 2 };
         let (tx, records) = match op {
-            Op::Put { tx, .. } => (*tx, 1),
+            Op::Put { tx, value, .. } => (*tx, weight(value)),
             Op::Delete { tx, .. } | Op::Clear { tx, .. } => (*tx, 2),
-            Op::CursorUpdate { cursor, .. } | Op::CursorDelete { cursor, .. } => {
-                match self.cursors.get(cursor) {
-                    Some(c) => (c.tx, 1),
-                    None => return,
-                }
-            }
+            Op::CursorUpdate { cursor, value, .. } => match self.cursors.get(cursor) {
+                Some(c) => (c.tx, weight(value)),
+                None => return,
+            },
+            Op::CursorDelete { cursor, .. } => match self.cursors.get(cursor) {
+                Some(c) => (c.tx, 1),
+                None => return,
+            },
             _ => return,
         };
         let n = self.written.entry(tx).or_insert(0);
@@ -1112,6 +1116,45 @@ pub const INLINE_BUDGET: Duration = Duration::from_micros(1000);
 /// See [`INLINE_BUDGET`].
 pub const INLINE_WINDOW: Duration = Duration::from_millis(4);
 
+/// The largest value, roughly as stored (see [`is_small`]), whose write leaves its
+/// transaction's relaxed commit free to run on Node's thread: copying 64 KiB of pages into
+/// SQLite's log takes some tens of microseconds, far below the inline budget.
+pub const QUICK_WRITE_BYTES: usize = 64 * 1024;
+
+/// Whether `value` takes at most [`QUICK_WRITE_BYTES`], counting two bytes per UTF-16 code
+/// unit, the bytes of binary data, eight per number or date, and one per other value, and
+/// property names as strings. Stops as soon as the count passes the bound, so a huge value
+/// costs no more to refuse than a small one to accept.
+fn is_small(value: &Value) -> bool {
+    fn fits(value: &Value, left: &mut usize) -> bool {
+        let own = match value {
+            Value::String(s) => 2 * s.len(),
+            Value::Binary(b) => b.len(),
+            Value::Number(_) | Value::Date(_) => 8,
+            _ => 1,
+        };
+        take(left, own)
+            && match value {
+                Value::Array(items) => items.iter().all(|v| fits(v, left)),
+                Value::Object(properties) => properties
+                    .iter()
+                    .all(|(name, v)| take(left, 2 * name.len()) && fits(v, left)),
+                _ => true,
+            }
+    }
+    fn take(left: &mut usize, n: usize) -> bool {
+        match left.checked_sub(n) {
+            Some(rest) => {
+                *left = rest;
+                true
+            }
+            None => false,
+        }
+    }
+    // Recursion is as deep as the value, which conversion from JavaScript bounds.
+    fits(value, &mut { QUICK_WRITE_BYTES })
+}
+
 /// How many readwrite commits of a connection in a row may run on Node's thread, deferring
 /// SQLite's checkpoint; the next one runs on the pool as a plain commit, which checkpoints
 /// when the log has grown past SQLite's threshold (1,000 pages). A one-record commit adds a
@@ -1479,6 +1522,21 @@ mod tests {
         w.handle(put(10, 2.0), &mut replies);
         assert!(!w.runs_inline(&commit(11, 10)));
         w.handle(commit(11, 10), &mut replies);
+        // One record larger than QUICK_WRITE_BYTES: not inline.
+        w.handle(relaxed(16), &mut replies);
+        w.handle(
+            Op::Put {
+                id: 4,
+                tx: 16,
+                store: "s".into(),
+                value: Value::Binary(vec![0; QUICK_WRITE_BYTES + 1]),
+                key: Some(Key::Number(9.0)),
+                no_overwrite: false,
+            },
+            &mut replies,
+        );
+        assert!(!w.runs_inline(&commit(17, 16)));
+        w.handle(commit(17, 16), &mut replies);
         for op in [
             Op::Delete {
                 id: 12,
@@ -1529,6 +1587,28 @@ mod tests {
         w.handle(put(200, 0.5), &mut replies);
         assert!(w.runs_inline(&commit(1, 200)));
         assert!(replies.iter().all(|r| r.result.is_ok()));
+    }
+
+    #[test]
+    fn a_value_is_small_up_to_quick_write_bytes_counted_as_documented() {
+        let binary = |n| Value::Binary(vec![0; n]);
+        assert!(is_small(&binary(QUICK_WRITE_BYTES)));
+        assert!(!is_small(&binary(QUICK_WRITE_BYTES + 1)));
+        // Two bytes per code unit: half as many code units fit.
+        let text = |n| Value::String(Utf16String::from("x".repeat(n).as_str()));
+        assert!(is_small(&text(QUICK_WRITE_BYTES / 2)));
+        assert!(!is_small(&text(QUICK_WRITE_BYTES / 2 + 1)));
+        // An array of 8,192 numbers: 1 + 8 × 8,192 = QUICK_WRITE_BYTES + 1.
+        let numbers = |n| Value::Array(vec![Value::Number(0.0); n]);
+        assert!(is_small(&numbers(QUICK_WRITE_BYTES / 8 - 1)));
+        assert!(!is_small(&numbers(QUICK_WRITE_BYTES / 8)));
+        // Property names count as strings: one of QUICK_WRITE_BYTES / 2 code units is too big.
+        let mut object = indexa::Object::default();
+        object.insert(
+            Utf16String::from("n".repeat(QUICK_WRITE_BYTES / 2).as_str()),
+            Value::Null,
+        );
+        assert!(!is_small(&Value::Object(object)));
     }
 
     #[test]
