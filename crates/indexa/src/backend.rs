@@ -92,6 +92,11 @@ pub(crate) trait StorageConnection: Send {
     }
     /// Rolls back the running transaction; without one, does nothing.
     fn rollback(&self);
+    /// Frees what the connection caches and can read again (SQLite's page cache), for a
+    /// connection kept idle between transactions. Storage without such a cache does nothing.
+    fn release_memory(&self) -> Result<()> {
+        Ok(())
+    }
     /// Opens a savepoint inside the running transaction (savepoints nest).
     fn savepoint(&self) -> Result<()>;
     /// Keeps the changes since the innermost savepoint and closes it.

@@ -20,10 +20,10 @@ use crate::version_change::VersionChange;
 ///
 /// Readwrite and versionchange transactions take the one writer connection, so they run one
 /// at a time, in the order they obtain it. Readonly transactions take a reader connection of
-/// their own (WAL lets them run beside the writer); at most [`IDLE_READERS`] of those are kept
-/// between transactions. On a PostgreSQL server, where every connection is a server process,
-/// the writer and the idle readers are closed when the last open connection of this state
-/// closes, and made again by the next transaction.
+/// their own (WAL lets them run beside the writer); between transactions the readers are kept
+/// as [`IdleReaders`] says. On a PostgreSQL server, where every connection is a server
+/// process, the writer and the idle readers are closed when the last open connection of this
+/// state closes, and made again by the next transaction.
 pub(crate) struct DatabaseShared {
     /// The name as Rust text, lone surrogates replaced by U+FFFD (for messages and
     /// [`Database::name`]).
@@ -36,7 +36,7 @@ pub(crate) struct DatabaseShared {
     place: Place,
     writer: Mutex<WriterSlot>,
     writer_returned: Condvar,
-    readers: Mutex<Vec<Connection>>,
+    readers: Mutex<IdleReaders>,
     /// Open [`Database`] connections of this state.
     connections: AtomicUsize,
     schema: Mutex<Arc<Schema>>,
@@ -56,9 +56,38 @@ pub(crate) struct DatabaseShared {
     file_id: Option<FileId>,
 }
 
-/// How many reader connections a database keeps between readonly transactions (more run at
-/// once when asked; the others are closed as their transactions end).
-const IDLE_READERS: usize = 2;
+/// How many idle reader connections a database keeps with their page cache.
+const WARM_READERS: usize = 2;
+
+/// How many more idle reader connections a database on a SQLite file keeps, their page cache
+/// given back: readonly transactions that run at once beyond [`WARM_READERS`] then find a
+/// connection instead of opening one (opening a SQLite connection and reading its schema took
+/// 100–300 µs here, as much as 20–60 point reads). With the warm ones, as many as the Node.js
+/// package runs at once per database (64). Each holds two file descriptors and its prepared
+/// statements.
+const COLD_READERS: usize = 62;
+
+/// The reader connections of a database between readonly transactions: up to
+/// [`WARM_READERS`] as their last transaction left them, and on a SQLite file up to
+/// [`COLD_READERS`] more whose page cache was freed; a transaction takes a warm one first.
+/// Readers beyond those are closed as their transactions end. On a server, where each is a
+/// server process, only the warm ones are kept.
+#[derive(Default)]
+struct IdleReaders {
+    warm: Vec<Connection>,
+    cold: Vec<Connection>,
+}
+
+impl IdleReaders {
+    fn take(&mut self) -> Option<Connection> {
+        self.warm.pop().or_else(|| self.cold.pop())
+    }
+
+    fn clear(&mut self) {
+        self.warm.clear();
+        self.cold.clear();
+    }
+}
 
 /// A file's identity (device and inode), where the platform has one.
 type FileId = (u64, u64);
@@ -146,7 +175,7 @@ impl DatabaseShared {
                 holder: None,
             }),
             writer_returned: Condvar::new(),
-            readers: Mutex::new(Vec::new()),
+            readers: Mutex::new(IdleReaders::default()),
             connections: AtomicUsize::new(0),
             schema: Mutex::new(Arc::new(schema)),
             deleted: AtomicBool::new(false),
@@ -248,7 +277,7 @@ impl DatabaseShared {
     pub fn take_connection(&self, mode: TransactionMode) -> Result<(Connection, ConnectionKind)> {
         self.check_not_deleted()?;
         if mode == TransactionMode::ReadOnly {
-            if let Some(conn) = lock(&self.readers).pop() {
+            if let Some(conn) = lock(&self.readers).take() {
                 return Ok((conn, ConnectionKind::Reader));
             }
             let conn = self.place.connect()?;
@@ -290,8 +319,8 @@ impl DatabaseShared {
     }
 
     /// Gives a connection back after its transaction ended (closing it instead when it is
-    /// not to be kept: a reader beyond [`IDLE_READERS`], or any on a server once no
-    /// connection is open).
+    /// not to be kept: a reader beyond those [`IdleReaders`] keeps, or any on a server once
+    /// no connection is open).
     pub fn return_connection(&self, conn: Connection, kind: ConnectionKind) {
         let keep = !self.releases_idle() || self.connections.load(Ordering::SeqCst) > 0;
         match kind {
@@ -302,12 +331,30 @@ impl DatabaseShared {
                 drop(slot);
                 self.writer_returned.notify_one();
             }
-            ConnectionKind::Reader => {
+            ConnectionKind::Reader if keep => {
                 let mut readers = lock(&self.readers);
-                if keep && readers.len() < IDLE_READERS {
-                    readers.push(conn);
+                if readers.warm.len() < WARM_READERS {
+                    readers.warm.push(conn);
+                    return;
+                }
+                let cold_kept = if self.releases_idle() {
+                    0
+                } else {
+                    COLD_READERS
+                };
+                if readers.cold.len() >= cold_kept {
+                    return;
+                }
+                drop(readers);
+                // A connection whose cache cannot be freed is closed rather than kept large.
+                if conn.release_memory().is_ok() {
+                    let mut readers = lock(&self.readers);
+                    if readers.cold.len() < cold_kept {
+                        readers.cold.push(conn);
+                    }
                 }
             }
+            ConnectionKind::Reader => {}
         }
     }
 
@@ -578,5 +625,49 @@ impl Database {
 impl Drop for Database {
     fn drop(&mut self) {
         self.close();
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::Factory;
+
+    fn idle_readers(db: &Database) -> (usize, usize) {
+        let readers = lock(&db.shared.readers);
+        (readers.warm.len(), readers.cold.len())
+    }
+
+    /// Readonly transactions run at once leave their connections for the next ones: two as
+    /// they were, 62 more with their page cache freed, and the rest closed.
+    #[test]
+    fn readers_of_transactions_run_at_once_stay_for_the_next_ones() -> Result<()> {
+        let factory = Factory::temporary()?;
+        let db = factory.open("readers", Some(1), |tx, _, _| {
+            tx.create_object_store("s", None, false)?;
+            Ok(())
+        })?;
+        let run_at_once = |n: usize| -> Result<()> {
+            let txs = (0..n)
+                .map(|_| db.transaction(&["s"], TransactionMode::ReadOnly))
+                .collect::<Result<Vec<_>>>()?;
+            for tx in txs {
+                tx.object_store("s")?.count(None)?;
+                tx.commit()?;
+            }
+            Ok(())
+        };
+        run_at_once(1)?;
+        assert_eq!(idle_readers(&db), (1, 0));
+        run_at_once(WARM_READERS + COLD_READERS + 8)?;
+        assert_eq!(idle_readers(&db), (WARM_READERS, COLD_READERS));
+        // The next ones take those, the warm ones first.
+        let txs = (0..WARM_READERS + 1)
+            .map(|_| db.transaction(&["s"], TransactionMode::ReadOnly))
+            .collect::<Result<Vec<_>>>()?;
+        assert_eq!(idle_readers(&db), (0, COLD_READERS - 1));
+        drop(txs);
+        assert_eq!(idle_readers(&db), (WARM_READERS, COLD_READERS));
+        Ok(())
     }
 }

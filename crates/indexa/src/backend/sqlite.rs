@@ -1299,6 +1299,11 @@ impl StorageConnection for SqliteConnection {
         committed
     }
 
+    /// `sqlite3_db_release_memory`: the page cache's unused pages go back to the allocator.
+    fn release_memory(&self) -> Result<()> {
+        self.conn().release_memory().map_err(sql_error)
+    }
+
     fn rollback(&self) {
         rollback(self.conn())
     }
