@@ -5,11 +5,12 @@
 
 const native = require('./native.js');
 const { rethrow } = require('./errors.js');
+const { Fifo } = require('./fifo.js');
 
 class Connection {
   constructor(factory) {
     this.pending = new Map();
-    this.held = [];
+    this.held = new Fifo();
     this.nextId = 1;
     this.busy = 0;
     this.onEvent = null;
@@ -74,7 +75,7 @@ class Connection {
 
   /** Sends the held calls whose arguments are ready, in order; a failure becomes the reply. */
   release() {
-    while (this.held.length > 0 && this.held[0].ready) {
+    while (this.held.length > 0 && this.held.peek().ready) {
       const { method, args, done, error } = this.held.shift();
       try {
         if (error !== null) throw error;

@@ -5,6 +5,11 @@
 // each listener of an event the microtasks it queued run before the next listener.
 
 const { dispatchSteps } = require('./events.js');
+const { Fifo } = require('./fifo.js');
+
+// A settled promise: a reaction on it is a microtask. Node's `queueMicrotask` does the same
+// but makes an async resource for every call, which cost more than the rest of a hop.
+const settled = Promise.resolve();
 
 /**
  * Calls `fn` once the microtasks queued so far, and those they queue, have run: a microtask
@@ -12,11 +17,11 @@ const { dispatchSteps } = require('./events.js');
  * after that checkpoint, before any timer, immediate or I/O callback.
  */
 function afterMicrotasks(fn) {
-  queueMicrotask(() => process.nextTick(fn));
+  settled.then(() => process.nextTick(fn));
 }
 
 // The tasks of this package (events to fire, replies of the engine to act on), in order.
-const tasks = [];
+const tasks = new Fifo();
 let running = false;
 
 /**
