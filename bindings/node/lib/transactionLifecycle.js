@@ -28,28 +28,55 @@ function scopeOverlaps(a, b) {
  */
 const MAX_RUNNING_READONLY = 64;
 
-/** Starts every transaction of the database that the spec's scheduling rules allow. */
+/**
+ * Starts every transaction of the database that the spec's scheduling rules allow: a
+ * readonly one when no readwrite or versionchange transaction created before it overlaps its
+ * scope, a readwrite one when no transaction created before it overlaps and no other
+ * readwrite one runs. It compares a readonly transaction with the earlier writers only, so
+ * thousands of readonly transactions created at once cost time linear in their number here.
+ */
 function schedule(entry) {
   const txs = entry.txs;
   let runningReadonly = 0;
+  let writerRunning = false;
+  let waitingWriters = 0;
   for (const u of txs) {
-    if (u[internal].started && u[internal].mode === 'readonly') runningReadonly++;
+    const ui = u[internal];
+    if (ui.mode === 'readonly') {
+      if (ui.started) runningReadonly++;
+    } else if (ui.started) {
+      writerRunning = true;
+    } else {
+      waitingWriters++;
+    }
   }
+  // The readwrite and versionchange transactions before the one looked at.
+  const earlierWriters = [];
   for (let i = 0; i < txs.length; i++) {
+    // Past this point nothing more could start.
+    if (runningReadonly >= MAX_RUNNING_READONLY && (writerRunning || waitingWriters === 0)) return;
     const t = txs[i];
     const ti = t[internal];
-    if (ti.started) continue;
-    let ok = ti.mode !== 'readonly' || runningReadonly < MAX_RUNNING_READONLY;
-    for (let j = 0; j < i && ok; j++) {
-      const u = txs[j];
-      if (scopeOverlaps(u, t) && (u[internal].mode !== 'readonly' || ti.mode !== 'readonly')) ok = false;
+    const readonly = ti.mode === 'readonly';
+    let ok = false;
+    if (!ti.started) {
+      if (readonly) {
+        ok = runningReadonly < MAX_RUNNING_READONLY;
+        for (let j = 0; j < earlierWriters.length && ok; j++) if (scopeOverlaps(earlierWriters[j], t)) ok = false;
+      } else {
+        ok = !writerRunning;
+        for (let j = 0; j < i && ok; j++) if (scopeOverlaps(txs[j], t)) ok = false;
+      }
     }
-    if (ok && ti.mode !== 'readonly') {
-      ok = !txs.some((u) => u !== t && u[internal].started && u[internal].mode !== 'readonly');
-    }
+    if (!readonly) earlierWriters.push(t);
     if (!ok) continue;
     ti.started = true;
-    if (ti.mode === 'readonly') runningReadonly++;
+    if (readonly) {
+      runningReadonly++;
+    } else {
+      writerRunning = true;
+      waitingWriters--;
+    }
     const di = ti.db[internal];
     di.conn.submit('begin', [ti.id, ti.scope, ti.mode, ti.durability], (err, message) => {
       if (err === null) return;
