@@ -94,6 +94,7 @@ const eventTargetMembers = {
   addEventListener(type, callback, options) {
     if (callback === null || callback === undefined) return;
     const { capture, once, passive } = flatten(options);
+    if (this[listeners] === null) this[listeners] = new Map();
     let list = this[listeners].get(type);
     if (!list) this[listeners].set(type, (list = []));
     if (list.some((l) => l.callback === callback && l.capture === capture)) return;
@@ -102,7 +103,7 @@ const eventTargetMembers = {
 
   removeEventListener(type, callback, options) {
     const { capture } = flatten(options);
-    const list = this[listeners].get(type);
+    const list = this[listeners] !== null ? this[listeners].get(type) : undefined;
     if (!list) return;
     const i = list.findIndex((l) => l.callback === callback && l.capture === capture);
     if (i >= 0) {
@@ -155,10 +156,13 @@ function defineEventTarget(cls) {
   }
 }
 
-/** Sets up the listeners of an event target made without a constructor (`Object.create`). */
+/**
+ * Sets up the listeners of an event target made without a constructor (`Object.create`);
+ * their maps are made on first use, since most requests get one handler or none.
+ */
 function initEventTarget(o) {
-  o[listeners] = new Map();
-  o[handlers] = new Map();
+  o[listeners] = null;
+  o[handlers] = null;
 }
 
 /** Defines `on<type>` event handler attributes on a class. */
@@ -167,11 +171,11 @@ function defineHandlers(cls, types) {
     const name = `on${type}`;
     const accessors = {
       get [name]() {
-        const h = this[handlers].get(type);
+        const h = this[handlers] !== null ? this[handlers].get(type) : undefined;
         return h ? h.fn : null;
       },
       set [name](fn) {
-        let h = this[handlers].get(type);
+        let h = this[handlers] !== null ? this[handlers].get(type) : undefined;
         if (typeof fn !== 'function' && (typeof fn !== 'object' || fn === null)) fn = null;
         if (!h) {
           if (fn === null) return;
@@ -179,6 +183,7 @@ function defineHandlers(cls, types) {
           h.callback = function (event) {
             return typeof h.fn === 'function' ? h.fn.call(this, event) : undefined;
           };
+          if (this[handlers] === null) this[handlers] = new Map();
           this[handlers].set(type, h);
           this.addEventListener(type, h.callback);
         } else {
