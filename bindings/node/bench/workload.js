@@ -179,6 +179,6 @@ async function runWorkload(factory, KeyRange, records, now, observe) {
   return out;
 }
 
-const workload = { makeRecords, randomKeys, countriesOf, runWorkload, QUERIES, SMALL_TXS, GET_ALL_COUNT };
+const workload = { makeRecords, randomKeys, countriesOf, runWorkload, req, done, QUERIES, SMALL_TXS, GET_ALL_COUNT };
 if (typeof module === 'object' && module.exports) module.exports = workload;
 else globalThis.indexaWorkload = workload;
