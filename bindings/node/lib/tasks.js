@@ -7,17 +7,17 @@
 const { dispatchSteps } = require('./events.js');
 const { Fifo } = require('./fifo.js');
 
-// A settled promise: a reaction on it is a microtask. Node's `queueMicrotask` does the same
-// but makes an async resource for every call, which cost more than the rest of a hop.
-const settled = Promise.resolve();
-
 /**
  * Calls `fn` once the microtasks queued so far, and those they queue, have run: a microtask
  * queued now runs within the current microtask checkpoint, and the tick it queues runs right
- * after that checkpoint, before any timer, immediate or I/O callback.
+ * after that checkpoint, before any timer, immediate or I/O callback. The microtask is the
+ * continuation of `await`, which the engine queues with its own promises: Node's
+ * `queueMicrotask` makes an async resource for every call, and a program may have replaced
+ * the global `Promise` or its `then` (with one that waits for `setImmediate`, say).
  */
-function afterMicrotasks(fn) {
-  settled.then(() => process.nextTick(fn));
+async function afterMicrotasks(fn) {
+  await undefined;
+  process.nextTick(fn);
 }
 
 // The tasks of this package (events to fire, replies of the engine to act on), in order.

@@ -53,6 +53,38 @@ test('a listener object whose handleEvent is not callable aborts the transaction
   assert.deepEqual(JSON.parse(r.stdout), ['AbortError', ["TypeError: the listener's handleEvent is not callable"]]);
 });
 
+test('a program that replaced the global Promise does not keep transactions active longer', () => {
+  // In a child process: its global Promise is one whose reactions wait for setImmediate, set
+  // before the package loads. A transaction still goes inactive when its task ends.
+  const script = `
+    const Native = Promise;
+    global.Promise = class extends Native {
+      then(onFulfilled, onRejected) {
+        return super.then(
+          (v) => new Native((resolve) => setImmediate(() => resolve(onFulfilled ? onFulfilled(v) : v))),
+          onRejected);
+      }
+    };
+    const { IDBFactory } = require(${JSON.stringify(path.join(__dirname, '..'))});
+    const rq = new IDBFactory({ memory: true }).open('db', 1);
+    rq.onupgradeneeded = () => rq.result.createObjectStore('s');
+    rq.onsuccess = () => {
+      const store = rq.result.transaction('s', 'readwrite').objectStore('s');
+      setImmediate(() => {
+        try {
+          store.put('late', 1);
+          console.log('accepted');
+        } catch (e) {
+          console.log(e.name);
+        }
+      });
+    };
+  `;
+  const r = spawnSync(process.execPath, ['-e', script], { encoding: 'utf8' });
+  assert.equal(r.status, 0, r.stderr);
+  assert.equal(r.stdout.trim(), 'TransactionInactiveError');
+});
+
 test('on abort, error events fire in the order the requests were placed, a stepped cursor last', async () => {
   const { db } = await withStore();
   const tx = db.transaction('s', 'readwrite');

@@ -97,6 +97,12 @@ pub(crate) trait StorageConnection: Send {
     fn release_memory(&self) -> Result<()> {
         Ok(())
     }
+    /// Whether a transaction is still open on the connection (one whose end failed): such a
+    /// connection is closed rather than kept for the next transaction. Storage that cannot
+    /// tell says no.
+    fn in_transaction(&self) -> bool {
+        false
+    }
     /// Opens a savepoint inside the running transaction (savepoints nest).
     fn savepoint(&self) -> Result<()>;
     /// Keeps the changes since the innermost savepoint and closes it.

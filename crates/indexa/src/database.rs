@@ -69,8 +69,9 @@ const COLD_READERS: usize = 62;
 
 /// The reader connections of a database between readonly transactions: up to
 /// [`WARM_READERS`] as their last transaction left them, and on a SQLite file up to
-/// [`COLD_READERS`] more whose page cache was freed; a transaction takes a warm one first.
-/// Readers beyond those are closed as their transactions end. On a server, where each is a
+/// [`COLD_READERS`] more whose page cache was freed, until the database's last open connection
+/// closes; a transaction takes a warm one first. Readers beyond those, and any whose
+/// transaction did not end, are closed as their transactions end. On a server, where each is a
 /// server process, only the warm ones are kept.
 #[derive(Default)]
 struct IdleReaders {
@@ -322,7 +323,8 @@ impl DatabaseShared {
     /// not to be kept: a reader beyond those [`IdleReaders`] keeps, or any on a server once
     /// no connection is open).
     pub fn return_connection(&self, conn: Connection, kind: ConnectionKind) {
-        let keep = !self.releases_idle() || self.connections.load(Ordering::SeqCst) > 0;
+        let keep = (!self.releases_idle() || self.connections.load(Ordering::SeqCst) > 0)
+            && !conn.in_transaction();
         match kind {
             ConnectionKind::Writer => {
                 let mut slot = lock(&self.writer);
@@ -333,6 +335,10 @@ impl DatabaseShared {
             }
             ConnectionKind::Reader if keep => {
                 let mut readers = lock(&self.readers);
+                // Checked under the lock that `mark_deleted` clears the readers with.
+                if self.deleted.load(Ordering::SeqCst) {
+                    return;
+                }
                 if readers.warm.len() < WARM_READERS {
                     readers.warm.push(conn);
                     return;
@@ -349,7 +355,7 @@ impl DatabaseShared {
                 // A connection whose cache cannot be freed is closed rather than kept large.
                 if conn.release_memory().is_ok() {
                     let mut readers = lock(&self.readers);
-                    if readers.cold.len() < cold_kept {
+                    if !self.deleted.load(Ordering::SeqCst) && readers.cold.len() < cold_kept {
                         readers.cold.push(conn);
                     }
                 }
@@ -370,11 +376,16 @@ impl DatabaseShared {
     }
 
     /// Counts a [`Database`] connection closed; the last one closes the idle storage
-    /// connections on a server (a running transaction's closes as it ends).
+    /// connections on a server (a running transaction's closes as it ends), and on a SQLite
+    /// file the cold idle readers, so a closed database keeps what it kept before a burst.
     fn connection_closed(&self) {
-        if self.connections.fetch_sub(1, Ordering::SeqCst) == 1 && self.releases_idle() {
-            lock(&self.readers).clear();
-            lock(&self.writer).conn.take();
+        if self.connections.fetch_sub(1, Ordering::SeqCst) == 1 {
+            if self.releases_idle() {
+                lock(&self.readers).clear();
+                lock(&self.writer).conn.take();
+            } else {
+                lock(&self.readers).cold.clear();
+            }
         }
     }
 
@@ -668,6 +679,28 @@ mod tests {
         assert_eq!(idle_readers(&db), (0, COLD_READERS - 1));
         drop(txs);
         assert_eq!(idle_readers(&db), (WARM_READERS, COLD_READERS));
+        // Closing the database's last connection closes the cold ones.
+        db.close();
+        assert_eq!(idle_readers(&db), (WARM_READERS, 0));
+        Ok(())
+    }
+
+    /// A reader whose read transaction is still open is closed, not kept for the next one.
+    #[test]
+    fn a_reader_still_in_a_transaction_is_not_kept() -> Result<()> {
+        let factory = Factory::temporary()?;
+        let db = factory.open("open-reader", Some(1), |_, _, _| Ok(()))?;
+        let (conn, kind) = db.shared.take_connection(TransactionMode::ReadOnly)?;
+        conn.begin_read()?;
+        conn.read_version()?;
+        db.shared.return_connection(conn, kind);
+        assert_eq!(idle_readers(&db), (0, 0));
+        let (conn, kind) = db.shared.take_connection(TransactionMode::ReadOnly)?;
+        conn.begin_read()?;
+        conn.read_version()?;
+        conn.commit()?;
+        db.shared.return_connection(conn, kind);
+        assert_eq!(idle_readers(&db), (1, 0));
         Ok(())
     }
 }

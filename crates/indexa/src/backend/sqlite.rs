@@ -1304,6 +1304,11 @@ impl StorageConnection for SqliteConnection {
         self.conn().release_memory().map_err(sql_error)
     }
 
+    /// Outside autocommit mode: a `BEGIN` not ended by a `COMMIT` or `ROLLBACK`.
+    fn in_transaction(&self) -> bool {
+        !self.conn().is_autocommit()
+    }
+
     fn rollback(&self) {
         rollback(self.conn())
     }
