@@ -9,7 +9,7 @@
 const fs = require('node:fs');
 const os = require('node:os');
 const path = require('node:path');
-const { req, done } = require('./workload.js');
+const { req, done, sumOverCursor } = require('./workload.js');
 
 const indexa = require(process.env.INDEXA_PACKAGE ? path.resolve(process.env.INDEXA_PACKAGE) : '..');
 
@@ -37,15 +37,7 @@ async function main() {
     await done(tx);
   } else if (step === 'cursor') {
     tx = db.transaction('s', 'readonly');
-    const r = tx.objectStore('s').openCursor(indexa.IDBKeyRange.upperBound(count - 1));
-    r.onsuccess = () => {
-      const c = r.result;
-      if (c) {
-        sum += c.value.pop;
-        c.continue();
-      }
-    };
-    await done(tx);
+    sum = await sumOverCursor(tx, tx.objectStore('s').openCursor(indexa.IDBKeyRange.upperBound(count - 1)));
   } else if (step === 'puts') {
     tx = db.transaction('s', 'readwrite', { durability: 'relaxed' });
     for (let i = 0; i < count; i++) tx.objectStore('s').put(records[i], i);

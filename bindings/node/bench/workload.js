@@ -71,6 +71,23 @@ function done(tx) {
 }
 
 /**
+ * Steps the cursor that request `r` opened with continue() to its end; resolves to the sum of
+ * its records' `pop` once `tx` completes.
+ */
+async function sumOverCursor(tx, r) {
+  let sum = 0;
+  r.onsuccess = () => {
+    const c = r.result;
+    if (c) {
+      sum += c.value.pop;
+      c.continue();
+    }
+  };
+  await done(tx);
+  return sum;
+}
+
+/**
  * Runs every step against `factory` (an IDBFactory) with `KeyRange` (its IDBKeyRange) on
  * `records`; resolves to `{ step: { ms, check } }`. `now()` reads a millisecond clock;
  * `observe(name)`, when given, is called as each step starts and returns a function called
@@ -148,17 +165,7 @@ async function runWorkload(factory, KeyRange, records, now, observe) {
   });
   await step('cursor', async () => {
     const tx = db.transaction('cities', 'readonly');
-    let sum = 0;
-    const r = tx.objectStore('cities').openCursor();
-    r.onsuccess = () => {
-      const c = r.result;
-      if (c) {
-        sum += c.value.pop;
-        c.continue();
-      }
-    };
-    await done(tx);
-    return sum;
+    return sumOverCursor(tx, tx.objectStore('cities').openCursor());
   });
   const durabilities = [['txRelaxed', 'relaxed'], ['txDefault', 'default'], ['txStrict', 'strict']];
   for (let d = 0; d < durabilities.length; d++) {
@@ -179,6 +186,6 @@ async function runWorkload(factory, KeyRange, records, now, observe) {
   return out;
 }
 
-const workload = { makeRecords, randomKeys, countriesOf, runWorkload, req, done, QUERIES, SMALL_TXS, GET_ALL_COUNT };
+const workload = { makeRecords, randomKeys, countriesOf, runWorkload, req, done, sumOverCursor, QUERIES, SMALL_TXS, GET_ALL_COUNT };
 if (typeof module === 'object' && module.exports) module.exports = workload;
 else globalThis.indexaWorkload = workload;
