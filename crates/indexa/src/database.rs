@@ -343,11 +343,13 @@ impl DatabaseShared {
                     readers.warm.push(conn);
                     return;
                 }
-                let cold_kept = if self.releases_idle() {
-                    0
-                } else {
-                    COLD_READERS
-                };
+                // None on a server, nor once the database's last connection closed.
+                let cold_kept =
+                    if self.releases_idle() || self.connections.load(Ordering::SeqCst) == 0 {
+                        0
+                    } else {
+                        COLD_READERS
+                    };
                 if readers.cold.len() >= cold_kept {
                     return;
                 }
@@ -679,8 +681,14 @@ mod tests {
         assert_eq!(idle_readers(&db), (0, COLD_READERS - 1));
         drop(txs);
         assert_eq!(idle_readers(&db), (WARM_READERS, COLD_READERS));
-        // Closing the database's last connection closes the cold ones.
+        // Closing the database's last connection closes the cold ones, and a reader of a
+        // transaction still running then is not kept cold.
+        let txs = (0..WARM_READERS + 1)
+            .map(|_| db.transaction(&["s"], TransactionMode::ReadOnly))
+            .collect::<Result<Vec<_>>>()?;
         db.close();
+        assert_eq!(idle_readers(&db), (0, 0));
+        drop(txs);
         assert_eq!(idle_readers(&db), (WARM_READERS, 0));
         Ok(())
     }
