@@ -103,7 +103,7 @@ const eventTargetMembers = {
 
   removeEventListener(type, callback, options) {
     const { capture } = flatten(options);
-    const list = this[listeners] !== null ? this[listeners].get(type) : undefined;
+    const list = entryOf(this[listeners], type);
     if (!list) return;
     const i = list.findIndex((l) => l.callback === callback && l.capture === capture);
     if (i >= 0) {
@@ -165,17 +165,26 @@ function initEventTarget(o) {
   o[handlers] = null;
 }
 
+/**
+ * The entry for `type` of an event target's listener or handler map, made on first use (null
+ * before). On an object that is no event target of this package (an interface's prototype)
+ * the map is undefined, and this throws the TypeError WebIDL's brand check asks for.
+ */
+function entryOf(map, type) {
+  return map === null ? undefined : map.get(type);
+}
+
 /** Defines `on<type>` event handler attributes on a class. */
 function defineHandlers(cls, types) {
   for (const type of types) {
     const name = `on${type}`;
     const accessors = {
       get [name]() {
-        const h = this[handlers] !== null ? this[handlers].get(type) : undefined;
+        const h = entryOf(this[handlers], type);
         return h ? h.fn : null;
       },
       set [name](fn) {
-        let h = this[handlers] !== null ? this[handlers].get(type) : undefined;
+        let h = entryOf(this[handlers], type);
         if (typeof fn !== 'function' && (typeof fn !== 'object' || fn === null)) fn = null;
         if (!h) {
           if (fn === null) return;

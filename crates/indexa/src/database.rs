@@ -660,11 +660,13 @@ mod tests {
             tx.create_object_store("s", None, false)?;
             Ok(())
         })?;
-        let run_at_once = |n: usize| -> Result<()> {
-            let txs = (0..n)
+        let begin_at_once = |n: usize| {
+            (0..n)
                 .map(|_| db.transaction(&["s"], TransactionMode::ReadOnly))
-                .collect::<Result<Vec<_>>>()?;
-            for tx in txs {
+                .collect::<Result<Vec<_>>>()
+        };
+        let run_at_once = |n: usize| -> Result<()> {
+            for tx in begin_at_once(n)? {
                 tx.object_store("s")?.count(None)?;
                 tx.commit()?;
             }
@@ -675,17 +677,13 @@ mod tests {
         run_at_once(WARM_READERS + COLD_READERS + 8)?;
         assert_eq!(idle_readers(&db), (WARM_READERS, COLD_READERS));
         // The next ones take those, the warm ones first.
-        let txs = (0..WARM_READERS + 1)
-            .map(|_| db.transaction(&["s"], TransactionMode::ReadOnly))
-            .collect::<Result<Vec<_>>>()?;
+        let txs = begin_at_once(WARM_READERS + 1)?;
         assert_eq!(idle_readers(&db), (0, COLD_READERS - 1));
         drop(txs);
         assert_eq!(idle_readers(&db), (WARM_READERS, COLD_READERS));
         // Closing the database's last connection closes the cold ones, and a reader of a
         // transaction still running then is not kept cold.
-        let txs = (0..WARM_READERS + 1)
-            .map(|_| db.transaction(&["s"], TransactionMode::ReadOnly))
-            .collect::<Result<Vec<_>>>()?;
+        let txs = begin_at_once(WARM_READERS + 1)?;
         db.close();
         assert_eq!(idle_readers(&db), (0, 0));
         drop(txs);
@@ -693,9 +691,10 @@ mod tests {
         Ok(())
     }
 
-    /// A reader whose read transaction is still open is closed, not kept for the next one.
+    /// A connection whose transaction is still open is closed, not kept for the next one:
+    /// a reader, and the writer (the next readwrite transaction connects again).
     #[test]
-    fn a_reader_still_in_a_transaction_is_not_kept() -> Result<()> {
+    fn a_connection_still_in_a_transaction_is_not_kept() -> Result<()> {
         let factory = Factory::temporary()?;
         let db = factory.open("open-reader", Some(1), |_, _, _| Ok(()))?;
         let (conn, kind) = db.shared.take_connection(TransactionMode::ReadOnly)?;
@@ -709,6 +708,27 @@ mod tests {
         conn.commit()?;
         db.shared.return_connection(conn, kind);
         assert_eq!(idle_readers(&db), (1, 0));
+        let (conn, kind) = db.shared.take_connection(TransactionMode::ReadWrite)?;
+        conn.begin_write(false)?;
+        db.shared.return_connection(conn, kind);
+        assert!(lock(&db.shared.writer).conn.is_none());
+        let (conn, kind) = db.shared.take_connection(TransactionMode::ReadWrite)?;
+        conn.begin_write(false)?;
+        conn.commit()?;
+        db.shared.return_connection(conn, kind);
+        assert!(lock(&db.shared.writer).conn.is_some());
+        Ok(())
+    }
+
+    /// A reader given back after its database was marked deleted is closed.
+    #[test]
+    fn a_reader_of_a_deleted_database_is_not_kept() -> Result<()> {
+        let factory = Factory::temporary()?;
+        let db = factory.open("deleted", Some(1), |_, _, _| Ok(()))?;
+        let (conn, kind) = db.shared.take_connection(TransactionMode::ReadOnly)?;
+        db.shared.mark_deleted()?;
+        db.shared.return_connection(conn, kind);
+        assert_eq!(idle_readers(&db), (0, 0));
         Ok(())
     }
 }
