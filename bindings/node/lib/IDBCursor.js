@@ -38,8 +38,9 @@ function openCursor(source, index, query, direction, keyOnly) {
     gotValue: false, request: null, storeMeta: si.meta,
     // Read ahead: the rows of the last step's result and the next one to step to
     // (`{ rows, at }`), how many of them were stepped through since the worker last heard,
-    // and how many rows the next step asks for.
-    ahead: null, skipped: 0, nextBatch: 2,
+    // how many rows the next step asks for, and the rows read on beyond them while these are
+    // stepped through (`{ rows }`, undefined until they arrive).
+    ahead: null, skipped: 0, nextBatch: 2, more: null,
   };
   const indexName = isIndex ? source[internal].meta.name : undefined;
   const request = placeRequest(tx, source, 'openCursor',
@@ -114,7 +115,13 @@ function markStepping(cursor) {
 function plainStep(cursor, count) {
   const ci = cursor[internal];
   beginStep(cursor);
-  const a = ci.ahead;
+  let a = ci.ahead;
+  if (a !== null && a.at === a.rows.length && ci.more !== null && ci.more.rows !== undefined) {
+    // The rows are stepped through and those read on beyond them have arrived.
+    a = ci.more.rows === null ? a : { rows: ci.more.rows, at: 1 };
+    ci.ahead = a;
+    ci.more = null;
+  }
   if (a !== null) {
     const left = (a.rows.length - a.at) / 3;
     if (ci.tx[internal].pending === 0 && (count <= left || a.rows[0])) {
@@ -144,12 +151,28 @@ function serveStep(cursor, count, left) {
     i = a.at + 3 * (count - 1);
     a.at = i + 3;
     ci.skipped += count;
+    if (ci.more === null && !rows[0]) readMore(cursor);
   } else {
     forgetRows(cursor);
   }
   ti.pending++;
   const run = () => settle(tx, ci.request, () => positioned(cursor, rows, i), null, undefined);
   scheduleServedStep(ti, run);
+}
+
+/**
+ * Asks the worker for the rows beyond those read ahead, so that they are read while these
+ * are stepped through. They arrive in `ci.more` unless the rows are forgotten first.
+ */
+function readMore(cursor) {
+  const ci = cursor[internal];
+  const more = { rows: undefined };
+  ci.more = more;
+  const batch = ci.nextBatch;
+  ci.nextBatch = Math.min(batch * 2, MAX_READ_AHEAD);
+  ci.tx[internal].db[internal].conn.submit('cursorReadAhead', [ci.id, batch], (err, rows) => {
+    if (ci.more === more) more.rows = err === null ? rows : null;
+  });
 }
 
 /** A cursor step through the worker, reading the next batch of rows ahead. */

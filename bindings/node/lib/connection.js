@@ -6,6 +6,10 @@
 const native = require('./native.js');
 const { rethrow } = require('./errors.js');
 const { Fifo } = require('./fifo.js');
+const { decodeReply } = require('./wire.js');
+
+/** In a reply's error slot: its result is an offset in the batch's buffer, for wire.js (src/lib.rs `WIRE`). */
+const WIRE = 1;
 
 class Connection {
   constructor(factory) {
@@ -87,12 +91,31 @@ class Connection {
     }
   }
 
+  /**
+   * Hands each reply of `replies` (op id, error name or null, result) to its op's `done`; a
+   * result that carries records comes as its offset in the batch's buffer (`WIRE` in place
+   * of the error name).
+   */
   onReplies(replies) {
-    for (let i = 0; i < replies.length; i += 3) {
+    // After the replies, the buffer that holds the results carrying records, if any do.
+    const end = replies.length - (replies.length % 3);
+    const buffer = end < replies.length ? replies[end] : null;
+    for (let i = 0; i < end; i += 3) {
       const done = this.pending.get(replies[i]);
       this.pending.delete(replies[i]);
       this.busy--;
-      done(replies[i + 1], replies[i + 2]);
+      if (replies[i + 1] !== WIRE) {
+        done(replies[i + 1], replies[i + 2]);
+        continue;
+      }
+      let result;
+      try {
+        result = decodeReply(buffer, replies[i + 2]);
+      } catch (e) {
+        done('UnknownError', `a reply could not be read: ${e.message}`);
+        continue;
+      }
+      done(null, result);
     }
     if (this.busy === 0) this.native.setBusy(false);
   }

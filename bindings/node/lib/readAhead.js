@@ -12,7 +12,10 @@
 // cursor stays on the record the worker last returned; steps taken through the rows are
 // counted in `skipped` and sent with the cursor's next step, or ahead of the write in a
 // `cursorSync`, so the engine cursor catches up while the records are still the ones that
-// were read. The steps themselves are in IDBCursor.js.
+// were read. At the first step served from a batch, the cursor asks the worker for the rows
+// beyond it (`cursorReadAhead`, kept in `more`), so the worker reads them while Node's thread
+// steps through these; they are forgotten with the rows. The steps themselves are in
+// IDBCursor.js.
 
 const { internal } = require('./internal.js');
 const { queueTask, inTask } = require('./tasks.js');
@@ -25,6 +28,7 @@ function forgetRows(cursor) {
   const ci = cursor[internal];
   ci.ahead = null;
   ci.skipped = 0;
+  ci.more = null;
   ci.tx[internal].readAhead.delete(cursor);
 }
 
@@ -33,6 +37,7 @@ function forgetReadAhead(ti) {
   for (const cursor of ti.readAhead) {
     cursor[internal].ahead = null;
     cursor[internal].skipped = 0;
+    cursor[internal].more = null;
   }
   ti.readAhead.clear();
 }

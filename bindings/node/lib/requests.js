@@ -64,6 +64,7 @@ function dropReadAhead(tx) {
     }
     ci.ahead = null;
     ci.skipped = 0;
+    ci.more = null;
   }
   ti.readAhead.clear();
 }

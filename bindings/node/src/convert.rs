@@ -258,26 +258,14 @@ pub fn key_to_js(env: &Env, key: &Key) -> Result<JsUnknown> {
     })
 }
 
-/// The JavaScript strings made for property names (and array indices) while turning a batch
-/// of values into JavaScript, so that records sharing their property names (a store's
-/// records mostly do) make each name once per batch instead of once per record. Valid in
-/// the handle scope it was filled in.
+/// The JavaScript strings made for array indices while building a key, so that each index
+/// is made once. Valid in the handle scope it was filled in.
 #[derive(Default)]
-pub struct Names {
-    properties: std::collections::HashMap<Utf16String, sys::napi_value, indexa::PropertyHasher>,
+struct Names {
     indices: Vec<sys::napi_value>,
 }
 
 impl Names {
-    fn property(&mut self, env: &Env, name: &Utf16String) -> Result<sys::napi_value> {
-        if let Some(v) = self.properties.get(name) {
-            return Ok(*v);
-        }
-        let v = unsafe { env.create_string_utf16(name.units())?.raw() };
-        self.properties.insert(name.clone(), v);
-        Ok(v)
-    }
-
     fn index(&mut self, env: &Env, i: usize) -> Result<sys::napi_value> {
         while self.indices.len() <= i {
             let name = env.create_string(&self.indices.len().to_string())?;
@@ -381,67 +369,6 @@ pub fn js_to_value(env: &Env, value: JsUnknown, depth: usize) -> Result<Value> {
                 "DataCloneError",
                 format!("a {other:?} value cannot be cloned"),
             ))
-        }
-    })
-}
-
-/// A stored value as JavaScript. A value that carries [`CLONE_FIELD`] comes back as a Node
-/// `Buffer` of V8's serialization (which the JavaScript layer deserializes); when `inject`
-/// names the object store's key path (a key generator with in-line keys), the key found there
-/// in the projection rides along as the Buffer's `indexaKey` property, since a generated key
-/// was injected into the projection only.
-pub fn stored_value_to_js(
-    env: &Env,
-    value: &Value,
-    inject: Option<&indexa::KeyPath>,
-    names: &mut Names,
-) -> Result<JsUnknown> {
-    if let Value::Object(map) = value {
-        if let Some(Value::Binary(bytes)) = map.get(&Utf16String::from(CLONE_FIELD)) {
-            let mut buffer = env.create_buffer_with_data(bytes.clone())?.into_raw();
-            if let Some(kp) = inject {
-                if let indexa::KeyPathExtraction::Key(k) =
-                    indexa::extract_key_from_value_using_key_path(value, kp, false)
-                {
-                    buffer.set_named_property("indexaKey", key_to_js(env, &k)?)?;
-                }
-            }
-            return Ok(buffer.into_unknown());
-        }
-    }
-    value_to_js(env, value, names)
-}
-
-/// A value of the engine's model as JavaScript (Binary as an ArrayBuffer), its property
-/// names taken from `names`.
-pub fn value_to_js(env: &Env, value: &Value, names: &mut Names) -> Result<JsUnknown> {
-    Ok(match value {
-        Value::Undefined => env.get_undefined()?.into_unknown(),
-        Value::Null => env.get_null()?.into_unknown(),
-        Value::Bool(b) => env.get_boolean(*b)?.into_unknown(),
-        Value::Number(n) => env.create_double(*n)?.into_unknown(),
-        Value::String(s) => env.create_string_utf16(s.units())?.into_unknown(),
-        Value::Date(ms) => env.create_date(*ms)?.into_unknown(),
-        Value::Binary(b) => env
-            .create_arraybuffer_with_data(b.clone())?
-            .into_raw()
-            .into_unknown(),
-        Value::Array(items) => {
-            let mut elements = Vec::with_capacity(items.len());
-            for item in items {
-                elements.push(value_to_js(env, item, names)?);
-            }
-            array_of(env, elements, names)?
-        }
-        Value::Object(map) => {
-            let object = env.create_object()?;
-            let mut properties = Vec::with_capacity(map.len());
-            for (name, item) in map {
-                let name = names.property(env, name)?;
-                properties.push((name, unsafe { value_to_js(env, item, names)?.raw() }));
-            }
-            create_data_properties(env, unsafe { object.raw() }, &properties)?;
-            object.into_unknown()
         }
     })
 }

@@ -6,9 +6,11 @@
 //! Every method that places a request checks its arguments synchronously, as the spec's
 //! method steps do (throwing an error whose message starts with the spec's name, e.g.
 //! `DataError: …`), then queues the engine work; its outcome arrives later through the
-//! connection's reply callback as `[id, errorName | null, resultOrMessage, …]`.
+//! connection's reply callback as `[id, errorName | null, resultOrMessage, …]`, the results
+//! that carry records as offsets into a buffer that ends the batch (see `wire`).
 
 mod convert;
+mod wire;
 mod worker;
 
 use std::sync::Arc;
@@ -25,10 +27,7 @@ use napi::threadsafe_function::{
 use napi::{Env, JsBoolean, JsFunction, JsObject, JsString, JsUnknown, Result, Task, ValueType};
 use napi_derive::napi;
 
-use convert::{
-    engine_error, js_to_value, key_to_js, named_error, required_key, stored_value,
-    stored_value_to_js, value_to_js, Names,
-};
+use convert::{engine_error, js_to_value, key_to_js, named_error, required_key, stored_value};
 use worker::{Event, Events, Op, Payload, ReadKind, Reply};
 
 /// A key path as JavaScript gives it: a string or a list of strings.
@@ -275,12 +274,26 @@ fn js_name(name: JsString) -> Result<Utf16String> {
     Ok(Utf16String::from_units(units))
 }
 
+/// A key path as IDBObjectStore.keyPath gives it: a string, or an array of strings.
 fn key_path_to_js(env: &Env, kp: &KeyPath) -> Result<JsUnknown> {
-    value_to_js(env, &kp.to_value(), &mut Names::default())
+    let strings = kp.strings();
+    if !kp.is_compound() {
+        return Ok(env
+            .create_string(strings.first().copied().unwrap_or(""))?
+            .into_unknown());
+    }
+    let mut array = env.create_array_with_length(strings.len())?;
+    for (i, s) in strings.iter().enumerate() {
+        array.set_element(i as u32, env.create_string(s)?)?;
+    }
+    Ok(array.into_unknown())
 }
 
-fn payload_to_js(env: &Env, payload: Payload, names: &mut Names) -> Result<JsUnknown> {
-    Ok(match payload {
+/// A successful reply's result; for the results that carry records (see [`wire`]), their
+/// offset in `wire`, to which they are appended, and `true`.
+fn payload_to_js(env: &Env, payload: Payload, wire: &mut Vec<u8>) -> Result<(JsUnknown, bool)> {
+    let at = env.create_uint32(wire.len() as u32)?.into_unknown();
+    let result = match payload {
         Payload::None => env.get_undefined()?.into_unknown(),
         Payload::Key(k) => key_to_js(env, &k)?,
         Payload::MaybeKey(k) => match k {
@@ -288,21 +301,8 @@ fn payload_to_js(env: &Env, payload: Payload, names: &mut Names) -> Result<JsUnk
             None => env.get_undefined()?.into_unknown(),
         },
         Payload::Values(values, inject, single) => {
-            if single {
-                match values.first() {
-                    Some(v) => stored_value_to_js(env, v, inject.as_ref(), names)?,
-                    None => env.get_undefined()?.into_unknown(),
-                }
-            } else {
-                let mut array = env.create_array_with_length(values.len())?;
-                for (i, v) in values.iter().enumerate() {
-                    array.set_element(
-                        i as u32,
-                        stored_value_to_js(env, v, inject.as_ref(), names)?,
-                    )?;
-                }
-                array.into_unknown()
-            }
+            wire::values(wire, &values, inject.as_ref(), single);
+            return Ok((at, true));
         }
         Payload::Keys(keys) => {
             let mut array = env.create_array_with_length(keys.len())?;
@@ -312,36 +312,14 @@ fn payload_to_js(env: &Env, payload: Payload, names: &mut Names) -> Result<JsUnk
             array.into_unknown()
         }
         Payload::Records(records, inject) => {
-            let mut array = env.create_array_with_length(records.len() * 3)?;
-            for (i, r) in records.iter().enumerate() {
-                let at = (i * 3) as u32;
-                array.set_element(at, key_to_js(env, &r.key)?)?;
-                array.set_element(at + 1, key_to_js(env, &r.primary_key)?)?;
-                array.set_element(
-                    at + 2,
-                    stored_value_to_js(env, &r.value, inject.as_ref(), names)?,
-                )?;
-            }
-            array.into_unknown()
+            wire::records(wire, &records, inject.as_ref());
+            return Ok((at, true));
+        }
+        Payload::Rows(rows, at_end, inject) => {
+            wire::rows(wire, &rows, at_end, inject.as_ref());
+            return Ok((at, true));
         }
         Payload::Count(n) => env.create_double(n as f64)?.into_unknown(),
-        Payload::Rows(rows, at_end, inject) => {
-            if rows.is_empty() {
-                return Ok(env.get_null()?.into_unknown());
-            }
-            let mut array = env.create_array_with_length(1 + rows.len() * 3)?;
-            array.set_element(0, env.get_boolean(at_end)?)?;
-            for (i, (key, primary_key, value)) in rows.iter().enumerate() {
-                let at = 1 + (i * 3) as u32;
-                array.set_element(at, key_to_js(env, key)?)?;
-                array.set_element(at + 1, key_to_js(env, primary_key)?)?;
-                if let Some(v) = value {
-                    array
-                        .set_element(at + 2, stored_value_to_js(env, v, inject.as_ref(), names)?)?;
-                }
-            }
-            array.into_unknown()
-        }
         Payload::Opened {
             old_version,
             version,
@@ -377,25 +355,42 @@ fn payload_to_js(env: &Env, payload: Payload, names: &mut Names) -> Result<JsUnk
             o.set_named_property("stores", list)?;
             o.into_unknown()
         }
-    })
+    };
+    Ok((result, false))
 }
 
+/// In a reply's error slot: the result is at the offset the result slot holds in the batch's
+/// buffer (see [`wire`]).
+const WIRE: u32 = 1;
+
+/// A batch of replies as the JavaScript layer takes them: `[id, errorName | null | WIRE,
+/// result or message, …]`, then the buffer of the results that carry records when any do.
 fn replies_to_js(env: &Env, replies: Vec<Reply>) -> Result<JsObject> {
-    let mut array = env.create_array_with_length(replies.len() * 3)?;
-    let mut names = Names::default();
+    let replies_len = replies.len();
+    let mut array = env.create_array_with_length(replies_len * 3)?;
+    let mut wire = Vec::new();
     for (i, reply) in replies.into_iter().enumerate() {
         let at = (i * 3) as u32;
         array.set_element(at, env.create_uint32(reply.id)?)?;
         match reply.result {
             Ok(payload) => {
-                array.set_element(at + 1, env.get_null()?)?;
-                array.set_element(at + 2, payload_to_js(env, payload, &mut names)?)?;
+                let (result, in_wire) = payload_to_js(env, payload, &mut wire)?;
+                if in_wire {
+                    array.set_element(at + 1, env.create_uint32(WIRE)?)?;
+                } else {
+                    array.set_element(at + 1, env.get_null()?)?;
+                }
+                array.set_element(at + 2, result)?;
             }
             Err(e) => {
                 array.set_element(at + 1, env.create_string(e.name())?)?;
                 array.set_element(at + 2, env.create_string(e.message())?)?;
             }
         }
+    }
+    if !wire.is_empty() {
+        let at = (replies_len * 3) as u32;
+        array.set_element(at, env.create_buffer_copy(wire)?.into_raw())?;
     }
     Ok(array)
 }
@@ -919,6 +914,15 @@ impl NativeConnection {
             skipped,
             batch,
         })
+    }
+
+    /// Reads up to `batch` more records of cursor `cursor` beyond the last one its last
+    /// result or read ahead returned, without moving the cursor: the rows as a step's result
+    /// has them (`null` when there are none to read ahead), to be stepped through after that
+    /// result's, which they continue.
+    #[napi]
+    pub fn cursor_read_ahead(&self, id: u32, cursor: u32, batch: u32) -> Result<()> {
+        self.send(Op::ReadAhead { id, cursor, batch })
     }
 
     /// Moves cursor `cursor` over the `skipped` records of its last result beyond the first

@@ -38,7 +38,9 @@
 //! a clone of it (the [`Scout`]) is left on the last row read. The JavaScript layer reports
 //! how many rows it stepped through on its own with its next op for the cursor, or with a
 //! `SyncCursor` op that it places before any write to the transaction, so the engine cursor
-//! catches up while the data is still what the rows were read from.
+//! catches up while the data is still what the rows were read from. While the JavaScript
+//! layer steps through a batch, a `ReadAhead` op moves the scout on over the next one, so
+//! that a pool thread reads it meanwhile; the engine cursor stays where it is.
 
 use std::cell::Cell;
 use std::collections::{HashMap, VecDeque};
@@ -187,6 +189,14 @@ pub enum Op {
         skipped: u32,
         batch: u32,
     },
+    /// Reads up to `batch` more rows beyond the last row read ahead, moving only the scout
+    /// (see [`OpenCursor::read_more`]), while the JavaScript layer steps through the rows it
+    /// has.
+    ReadAhead {
+        id: u32,
+        cursor: u32,
+        batch: u32,
+    },
     /// Moves the engine cursor over the `skipped` rows of the last batch that the JavaScript
     /// layer stepped through, before a write to the transaction changes what lies ahead.
     SyncCursor {
@@ -306,25 +316,9 @@ impl OpenCursor {
         let mut at_end = rows.is_empty();
         if !at_end && batch > 1 {
             let mut scout = self.cursor.clone();
-            let mut usable = true;
-            while rows.len() < batch as usize {
-                if scout.continue_key(t, None).is_err() {
-                    usable = false;
-                    break;
-                }
-                match position(&scout) {
-                    Ok(Some(row)) => rows.push(row),
-                    Ok(None) => {
-                        at_end = true;
-                        break;
-                    }
-                    Err(_) => {
-                        usable = false;
-                        break;
-                    }
-                }
-            }
-            if usable && !at_end {
+            let ahead = read_on(&mut scout, t, &mut rows, batch as usize);
+            at_end = ahead == Ahead::AtEnd;
+            if ahead == Ahead::More {
                 self.scout = Some(Scout {
                     cursor: scout,
                     rows: rows.len() as u32 - 1,
@@ -333,6 +327,52 @@ impl OpenCursor {
         }
         Ok(Payload::Rows(rows, at_end, self.inject.clone()))
     }
+
+    /// Up to `batch` rows beyond the scout's, read by moving the scout on; no rows when there
+    /// is no scout (the last batch reached the end, or a read ahead failed). The engine
+    /// cursor stays where it is: the rows continue the last batch's, so the steps the
+    /// JavaScript layer takes through them are counted as through that batch's.
+    fn read_more(&mut self, t: &Transaction, batch: u32) -> Payload {
+        let mut rows = Vec::new();
+        let mut at_end = false;
+        if let Some(scout) = self.scout.as_mut() {
+            let ahead = read_on(&mut scout.cursor, t, &mut rows, batch as usize);
+            scout.rows += rows.len() as u32;
+            at_end = ahead == Ahead::AtEnd;
+            if ahead != Ahead::More {
+                self.scout = None;
+            }
+        }
+        Payload::Rows(rows, at_end, self.inject.clone())
+    }
+}
+
+/// How a read ahead ended.
+#[derive(PartialEq)]
+enum Ahead {
+    /// With `batch` rows; the scout is on the last one.
+    More,
+    /// At the end of the cursor's range.
+    AtEnd,
+    /// A step or a read failed; the rows before it stand.
+    Failed,
+}
+
+/// Moves `scout` on by plain steps, pushing each row it reaches onto `rows`, until `rows`
+/// holds `batch`. A failure ends the read without error: the rows read so far stand, and a
+/// step of the engine cursor meets the failure.
+fn read_on(scout: &mut Cursor, t: &Transaction, rows: &mut Vec<Row>, batch: usize) -> Ahead {
+    while rows.len() < batch {
+        if scout.continue_key(t, None).is_err() {
+            return Ahead::Failed;
+        }
+        match position(scout) {
+            Ok(Some(row)) => rows.push(row),
+            Ok(None) => return Ahead::AtEnd,
+            Err(_) => return Ahead::Failed,
+        }
+    }
+    Ahead::More
 }
 
 /// An event for the JavaScript layer about a connection's database.
@@ -526,6 +566,7 @@ impl Op {
             | Op::Continue { id, .. }
             | Op::Advance { id, .. }
             | Op::CursorUpdate { id, .. }
+            | Op::ReadAhead { id, .. }
             | Op::SyncCursor { id, .. }
             | Op::CursorDelete { id, .. } => Some(*id),
         }
@@ -887,6 +928,10 @@ impl Worker {
             } => (
                 id,
                 self.step(cursor, skipped, batch, |c, t| c.advance(t, count)),
+            ),
+            Op::ReadAhead { id, cursor, batch } => (
+                id,
+                self.with_cursor(cursor, |c, t| Ok(c.read_more(t, batch))),
             ),
             Op::SyncCursor {
                 id,

@@ -195,6 +195,30 @@ test('read ahead: cursor.update, cursor.delete and continue(key) act at the curs
   assert.deepEqual(pairs, expected);
 });
 
+test('read ahead: rows read on while a batch is stepped through never hide a write', async () => {
+  // Batches grow 2, 4, … 256: the one holding 254 … 509 asks for 510 … 765 at its first step.
+  const db = await numbers(2000);
+  const tx = db.transaction('s', 'readwrite');
+  const s = tx.objectStore('s');
+  const seen = walk(s.openCursor(), (c) => {
+    if (c.key === 300) {
+      s.put({ id: 700, g: 'changed' });
+      thenContinue(s.delete(701), c);
+    } else if (c.key === 900) {
+      // Long enough for the rows beyond this batch to have arrived.
+      busyWait(20);
+      thenContinue(s.put({ id: 1100, g: 'changed' }), c);
+    } else if (c.key === 1300) c.continue(1500);
+    else if (c.key === 1600) c.advance(300);
+    else c.continue();
+  });
+  const rows = await seen;
+  await finished(tx);
+  const keys = [...range(0, 701), ...range(702, 1301), ...range(1500, 1601), ...range(1900, 2000)];
+  assert.deepEqual(rows.map(([k]) => k), keys);
+  assert.deepEqual(rows.map(([, , v]) => v), keys.map((k) => ({ id: k, g: k === 700 || k === 1100 ? 'changed' : k })));
+});
+
 test('read ahead: advance() across batch boundaries', async () => {
   const db = await numbers(1000);
   const tx = db.transaction('s');

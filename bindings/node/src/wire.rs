@@ -1,0 +1,213 @@
+//! The form in which replies that carry records reach the JavaScript layer: one byte buffer
+//! per batch of replies, each such reply's result at an offset in it, which `lib/wire.js`
+//! decodes into JavaScript values. Making each value through
+//! Node-API costs a call per string, number, object and property (about 5–7 µs for a
+//! five-property record); the buffer costs one call, and the JavaScript decoder builds the
+//! objects with shapes and property names V8 reuses. The form is private to the package (the
+//! addon and `lib/wire.js` come from one build).
+//!
+//! Layout of a result: a kind byte, then a varint count of items, then the items:
+//! - [`KIND_VALUE`]: at most one value (`get`; none is `undefined`);
+//! - [`KIND_VALUES`]: values (`getAll`);
+//! - [`KIND_RECORDS`]: key, primary key and value per record (`getAllRecords`);
+//! - [`KIND_ROWS`]: a byte that is 1 when the cursor's range ends after the rows, then key,
+//!   primary key and value per row (a key cursor's rows carry `undefined` as the value).
+//!
+//! A value is a tag byte and its payload: [`TAG_UNDEFINED`], [`TAG_NULL`], [`TAG_FALSE`],
+//! [`TAG_TRUE`]; [`TAG_NUMBER`] (the `f64`'s 8 bytes, little-endian); [`TAG_INT`] (a zigzag
+//! varint of an `i32`: integers that are not `-0`); [`TAG_ASCII`] (varint length, one byte
+//! per code unit, every unit below 0x80); [`TAG_UTF16`] (varint length in code units, two
+//! bytes each, little-endian, lone surrogates as they are); [`TAG_DATE`] (time value as for
+//! numbers); [`TAG_BINARY`] (varint length, bytes: an ArrayBuffer); [`TAG_ARRAY`] (varint
+//! length, members); [`TAG_OBJECT`] (varint property count, then per property its name, a
+//! string in the ASCII or UTF-16 form with its tag, and its value); [`TAG_CLONE`] (varint
+//! length, V8's serialization of a value stored with one (see [`CLONE_FIELD`]), then the
+//! generated key injected into its projection or `undefined`). Keys use the same tags.
+//! Varints are unsigned LEB128.
+
+use indexa::{
+    extract_key_from_value_using_key_path, Key, KeyPath, KeyPathExtraction, Record, Utf16String,
+    Value,
+};
+
+use crate::convert::CLONE_FIELD;
+use crate::worker::Row;
+
+pub const KIND_VALUE: u8 = 0;
+pub const KIND_VALUES: u8 = 1;
+pub const KIND_RECORDS: u8 = 2;
+pub const KIND_ROWS: u8 = 3;
+
+pub const TAG_UNDEFINED: u8 = 0;
+pub const TAG_NULL: u8 = 1;
+pub const TAG_FALSE: u8 = 2;
+pub const TAG_TRUE: u8 = 3;
+pub const TAG_NUMBER: u8 = 4;
+pub const TAG_INT: u8 = 5;
+pub const TAG_ASCII: u8 = 6;
+pub const TAG_UTF16: u8 = 7;
+pub const TAG_DATE: u8 = 8;
+pub const TAG_BINARY: u8 = 9;
+pub const TAG_ARRAY: u8 = 10;
+pub const TAG_OBJECT: u8 = 11;
+pub const TAG_CLONE: u8 = 12;
+
+/// Appends the values of a `get` (`single`: at most one) or `getAll` to `out`.
+pub fn values(out: &mut Vec<u8>, values: &[Value], inject: Option<&KeyPath>, single: bool) {
+    let values = if single {
+        &values[..values.len().min(1)]
+    } else {
+        values
+    };
+    let mut w = Writer::new(
+        out,
+        if single { KIND_VALUE } else { KIND_VALUES },
+        values.len(),
+    );
+    for v in values {
+        w.stored_value(v, inject);
+    }
+}
+
+/// Appends the records of a `getAllRecords` to `out`.
+pub fn records(out: &mut Vec<u8>, records: &[Record], inject: Option<&KeyPath>) {
+    let mut w = Writer::new(out, KIND_RECORDS, records.len());
+    for r in records {
+        w.key(&r.key);
+        w.key(&r.primary_key);
+        w.stored_value(&r.value, inject);
+    }
+}
+
+/// Appends a cursor step's rows to `out`.
+pub fn rows(out: &mut Vec<u8>, rows: &[Row], at_end: bool, inject: Option<&KeyPath>) {
+    let mut w = Writer::new(out, KIND_ROWS, rows.len());
+    w.0.push(u8::from(at_end));
+    for (key, primary_key, value) in rows {
+        w.key(key);
+        w.key(primary_key);
+        match value {
+            Some(v) => w.stored_value(v, inject),
+            None => w.0.push(TAG_UNDEFINED),
+        }
+    }
+}
+
+struct Writer<'a>(&'a mut Vec<u8>);
+
+impl Writer<'_> {
+    fn new(out: &mut Vec<u8>, kind: u8, count: usize) -> Writer<'_> {
+        out.reserve(64 * count);
+        let mut w = Writer(out);
+        w.0.push(kind);
+        w.varint(count as u64);
+        w
+    }
+
+    fn varint(&mut self, mut n: u64) {
+        while n >= 0x80 {
+            self.0.push((n as u8 & 0x7F) | 0x80);
+            n >>= 7;
+        }
+        self.0.push(n as u8);
+    }
+
+    fn f64(&mut self, tag: u8, n: f64) {
+        self.0.push(tag);
+        self.0.extend_from_slice(&n.to_bits().to_le_bytes());
+    }
+
+    fn number(&mut self, n: f64) {
+        if n.fract() == 0.0
+            && n >= f64::from(i32::MIN)
+            && n <= f64::from(i32::MAX)
+            && !(n == 0.0 && n.is_sign_negative())
+        {
+            let i = n as i32;
+            self.0.push(TAG_INT);
+            self.varint(u64::from(((i << 1) ^ (i >> 31)) as u32));
+        } else {
+            self.f64(TAG_NUMBER, n);
+        }
+    }
+
+    fn string(&mut self, s: &Utf16String) {
+        let units = s.units();
+        if units.iter().all(|&u| u < 0x80) {
+            self.varint_tagged(TAG_ASCII, units.len());
+            self.0.extend(units.iter().map(|&u| u as u8));
+        } else {
+            self.varint_tagged(TAG_UTF16, units.len());
+            for u in units {
+                self.0.extend_from_slice(&u.to_le_bytes());
+            }
+        }
+    }
+
+    fn varint_tagged(&mut self, tag: u8, n: usize) {
+        self.0.push(tag);
+        self.varint(n as u64);
+    }
+
+    fn bytes(&mut self, tag: u8, bytes: &[u8]) {
+        self.varint_tagged(tag, bytes.len());
+        self.0.extend_from_slice(bytes);
+    }
+
+    fn key(&mut self, key: &Key) {
+        match key {
+            Key::Number(n) => self.number(*n),
+            Key::Date(ms) => self.f64(TAG_DATE, *ms),
+            Key::String(s) => self.string(s),
+            Key::Binary(b) => self.bytes(TAG_BINARY, b),
+            Key::Array(items) => {
+                self.varint_tagged(TAG_ARRAY, items.len());
+                for item in items {
+                    self.key(item);
+                }
+            }
+        }
+    }
+
+    /// A value as stored: with a serialization (see [`CLONE_FIELD`]), that serialization and
+    /// the key injected into the projection, for the JavaScript layer to inject again.
+    fn stored_value(&mut self, value: &Value, inject: Option<&KeyPath>) {
+        if let Value::Object(map) = value {
+            if let Some(Value::Binary(bytes)) = map.get(&Utf16String::from(CLONE_FIELD)) {
+                self.bytes(TAG_CLONE, bytes);
+                match inject.map(|kp| extract_key_from_value_using_key_path(value, kp, false)) {
+                    Some(KeyPathExtraction::Key(k)) => self.key(&k),
+                    _ => self.0.push(TAG_UNDEFINED),
+                }
+                return;
+            }
+        }
+        self.value(value);
+    }
+
+    fn value(&mut self, value: &Value) {
+        match value {
+            Value::Undefined => self.0.push(TAG_UNDEFINED),
+            Value::Null => self.0.push(TAG_NULL),
+            Value::Bool(false) => self.0.push(TAG_FALSE),
+            Value::Bool(true) => self.0.push(TAG_TRUE),
+            Value::Number(n) => self.number(*n),
+            Value::String(s) => self.string(s),
+            Value::Date(ms) => self.f64(TAG_DATE, *ms),
+            Value::Binary(b) => self.bytes(TAG_BINARY, b),
+            Value::Array(items) => {
+                self.varint_tagged(TAG_ARRAY, items.len());
+                for item in items {
+                    self.value(item);
+                }
+            }
+            Value::Object(map) => {
+                self.varint_tagged(TAG_OBJECT, map.len());
+                for (name, item) in map {
+                    self.string(name);
+                    self.value(item);
+                }
+            }
+        }
+    }
+}

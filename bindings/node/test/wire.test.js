@@ -1,0 +1,139 @@
+'use strict';
+// Results that carry records reach JavaScript as one buffer per batch of replies, decoded by
+// lib/wire.js: every kind of value and key comes back exactly, through every read that
+// returns records, and property names are right however many there are.
+const test = require('node:test');
+const assert = require('node:assert/strict');
+const { freshFactory, open, done, finished } = require('./helpers.js');
+
+const LONG_ASCII = 'a string of more than twenty-four ASCII characters';
+const NON_ASCII = 'héllo wörld ✓ 𝄞';
+const LONE = 'x\uD800y\uDC00';
+
+/** A value with every kind the engine's model holds, nested. */
+function everything(id) {
+  const bytes = new Uint8Array([0, 1, 254, 255]).buffer;
+  return {
+    id,
+    undef: undefined,
+    nil: null,
+    yes: true,
+    no: false,
+    zero: 0,
+    negZero: -0,
+    int: -123456,
+    maxInt: 2147483647,
+    minInt: -2147483648,
+    big: 2 ** 53 - 1,
+    frac: 0.1,
+    nan: NaN,
+    inf: -Infinity,
+    empty: '',
+    short: 'abc',
+    long: LONG_ASCII,
+    nonAscii: NON_ASCII,
+    lone: LONE,
+    date: new Date(Date.UTC(2020, 1, 29, 12, 0, 0, 5)),
+    invalidDate: new Date(NaN),
+    bytes,
+    array: [1, 'two', [3, [4]], { five: 5 }],
+    nested: { a: { b: { c: [] } } },
+    [NON_ASCII]: 'a non-ASCII name',
+    [LONE]: 'a name with lone surrogates',
+    ['n'.repeat(40)]: 'a long name',
+    toString: 'a name Object.prototype has',
+    '': 'the empty name',
+  };
+}
+
+function checkEverything(v, id) {
+  const want = everything(id);
+  assert.deepEqual(Object.keys(v), Object.keys(want));
+  for (const k of Object.keys(want)) {
+    if (want[k] instanceof ArrayBuffer) {
+      assert.ok(v[k] instanceof ArrayBuffer, k);
+      assert.deepEqual([...new Uint8Array(v[k])], [...new Uint8Array(want[k])], k);
+    } else if (want[k] instanceof Date) {
+      assert.ok(v[k] instanceof Date, k);
+      assert.ok(Object.is(v[k].getTime(), want[k].getTime()), k);
+    } else if (typeof want[k] === 'number') {
+      assert.ok(Object.is(v[k], want[k]), `${k}: ${v[k]}`);
+    } else {
+      assert.deepEqual(v[k], want[k], k);
+    }
+  }
+  assert.ok(Object.prototype.hasOwnProperty.call(v, 'toString'));
+}
+
+test('every kind of value and key comes back exactly through get, getAll, getAllRecords and cursors', async () => {
+  const { factory } = freshFactory();
+  const keys = [-0.5, 7, 'k', NON_ASCII, LONE, new Date(0), new Uint8Array([9, 8]).buffer, [1, ['a', new Date(5)]]];
+  const db = await open(factory, 'db', 1, (d) => d.createObjectStore('s'));
+  let tx = db.transaction('s', 'readwrite');
+  keys.forEach((k, i) => tx.objectStore('s').put(everything(i), k));
+  await finished(tx);
+  tx = db.transaction('s');
+  const s = tx.objectStore('s');
+  checkEverything(await done(s.get(7)), 1);
+  const all = await done(s.getAll());
+  assert.equal(all.length, keys.length);
+  const records = await done(s.getAllRecords());
+  const walked = [];
+  const cursor = s.openCursor();
+  cursor.onsuccess = () => {
+    const c = cursor.result;
+    if (c) {
+      walked.push([c.key, c.primaryKey, c.value]);
+      c.continue();
+    }
+  };
+  const keyWalk = [];
+  const keyCursor = s.openKeyCursor(null, 'prev');
+  keyCursor.onsuccess = () => {
+    const c = keyCursor.result;
+    if (c) {
+      keyWalk.push(c.key);
+      c.continue();
+    }
+  };
+  await finished(tx);
+  // Key order: numbers, dates, strings, binary, arrays.
+  const order = [-0.5, 7, new Date(0), NON_ASCII, 'k', LONE, new Uint8Array([9, 8]).buffer, [1, ['a', new Date(5)]]];
+  const index = (k) => keys.findIndex((x) => factory.cmp(x, k) === 0);
+  assert.equal(records.length, keys.length);
+  order.forEach((k, i) => {
+    assert.equal(factory.cmp(records[i].key, k), 0);
+    assert.equal(factory.cmp(walked[i][0], k), 0);
+    assert.equal(factory.cmp(walked[i][1], k), 0);
+    assert.equal(factory.cmp(keyWalk[keys.length - 1 - i], k), 0);
+    checkEverything(all[i], index(k));
+    checkEverything(records[i].value, index(k));
+    checkEverything(walked[i][2], index(k));
+  });
+  assert.ok(walked[2][0] instanceof Date);
+  assert.ok(walked[6][0] instanceof ArrayBuffer);
+  assert.ok(walked[7][0][1][1] instanceof Date);
+  db.close();
+});
+
+test('property names: more distinct names than the decoder keeps, names that differ only late, and many records', async () => {
+  const { factory } = freshFactory();
+  const db = await open(factory, 'db', 1, (d) => d.createObjectStore('s'));
+  const value = (i) => {
+    const v = {};
+    for (let j = 0; j < 20; j++) v[`name${(i * 20 + j) % 3000}`] = i * 100 + j;
+    v[`abcdefgh${i % 7}`] = i;
+    return v;
+  };
+  let tx = db.transaction('s', 'readwrite');
+  for (let i = 0; i < 600; i++) tx.objectStore('s').put(value(i), i);
+  await finished(tx);
+  tx = db.transaction('s');
+  const all = await done(tx.objectStore('s').getAll());
+  const one = await done(tx.objectStore('s').get(599));
+  await finished(tx);
+  assert.equal(all.length, 600);
+  all.forEach((v, i) => assert.deepEqual(v, value(i)));
+  assert.deepEqual(one, value(599));
+  db.close();
+});
