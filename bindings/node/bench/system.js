@@ -4,11 +4,13 @@
 //
 // indexa runs on a fresh data directory under INDEXA_BENCH_DIR (default: the operating
 // system's temporary directory), which must be on disk, not tmpfs (bench/run.js checks).
-// For indexa, each step's `observed.longestTaskMs` is the longest single callback the
-// package ran on Node's thread during the step: each batch of replies from the engine
-// (turning results into JavaScript values, up to 256 records per cursor batch, and
-// dispatching their events, with the benchmark's own trivial event handlers) and each
-// setImmediate callback, timed through async_hooks.
+// For indexa with INDEXA_BENCH_TASKS=1, each step's `observed.longestTaskMs` is the longest
+// single callback the package ran on Node's thread during the step: each batch of replies
+// from the engine (turning results into JavaScript values, up to 256 records per cursor
+// batch, and dispatching their events, with the benchmark's own trivial event handlers) and
+// each setImmediate callback, timed through async_hooks. Those hooks run for every promise
+// and make the package's steps 1.4–2.3× slower, so a timed run's step times are not
+// comparable (bench.js makes one such run apart from the others).
 const fs = require('node:fs');
 const os = require('node:os');
 const path = require('node:path');
@@ -57,7 +59,7 @@ async function main() {
     KeyRange = indexa.IDBKeyRange;
     // The addon's reply batches arrive through a thread-safe function (async resource type
     // 'napi_rs_threadsafe_function'); the package's own deferred work runs in setImmediate.
-    timer = taskTimer(new Set(['napi_rs_threadsafe_function', 'Immediate']));
+    if (process.env.INDEXA_BENCH_TASKS === '1') timer = taskTimer(new Set(['napi_rs_threadsafe_function', 'Immediate']));
   } else if (system === 'fake-indexeddb') {
     const fake = require('fake-indexeddb');
     factory = fake.indexedDB;
