@@ -84,8 +84,16 @@ function propertyName() {
   return s;
 }
 
-function defineData(object, name, value) {
-  Object.defineProperty(object, name, { value, writable: true, enumerable: true, configurable: true });
+/**
+ * CreateDataProperty on a fresh `object` whose prototype is `prototype`: assignment, unless
+ * the prototype has the name, where assignment could run a setter (or `__proto__`'s).
+ */
+function createDataProperty(object, prototype, name, value) {
+  if (name in prototype) {
+    Object.defineProperty(object, name, { value, writable: true, enumerable: true, configurable: true });
+  } else {
+    object[name] = value;
+  }
 }
 
 function value() {
@@ -111,12 +119,7 @@ function value() {
     case 10: {
       const length = varint();
       const array = new Array(length);
-      for (let i = 0; i < length; i++) {
-        const v = value();
-        // An index setter on Array.prototype must not run (CreateDataProperty).
-        if (i in Array.prototype) defineData(array, i, v);
-        else array[i] = v;
-      }
+      for (let i = 0; i < length; i++) createDataProperty(array, Array.prototype, i, value());
       return array;
     }
     case 11: {
@@ -124,10 +127,7 @@ function value() {
       const object = {};
       for (let i = 0; i < count; i++) {
         const name = propertyName();
-        const v = value();
-        // Assignment would run a setter (or `__proto__`'s) that Object.prototype has.
-        if (name in Object.prototype) defineData(object, name, v);
-        else object[name] = v;
+        createDataProperty(object, Object.prototype, name, value());
       }
       return object;
     }
