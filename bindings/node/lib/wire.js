@@ -12,6 +12,26 @@ const KIND_VALUES = 1;
 const KIND_RECORDS = 2;
 const KIND_ROWS = 3;
 
+// The tags of values and keys (src/wire.rs).
+const TAG_UNDEFINED = 0;
+const TAG_NULL = 1;
+const TAG_FALSE = 2;
+const TAG_TRUE = 3;
+const TAG_NUMBER = 4;
+const TAG_INT = 5;
+const TAG_ASCII = 6;
+const TAG_UTF16 = 7;
+const TAG_DATE = 8;
+const TAG_BINARY = 9;
+const TAG_ARRAY = 10;
+const TAG_OBJECT = 11;
+const TAG_CLONE = 12;
+
+/** Longer ASCII strings are sliced out by Buffer's Latin-1 decoder; shorter ones built here. */
+const SHORT_ASCII = 24;
+/** Longer property names are not kept in `names`. */
+const SHORT_NAME = 32;
+
 // The buffer being decoded and the position in it.
 let b = null;
 let p = 0;
@@ -45,7 +65,7 @@ function float() {
 function ascii(length) {
   const end = p + length;
   let s;
-  if (length > 24) {
+  if (length > SHORT_ASCII) {
     s = b.toString('latin1', p, end);
   } else {
     s = '';
@@ -65,8 +85,8 @@ function utf16(length) {
 function propertyName() {
   const tag = b[p++];
   const length = varint();
-  if (tag !== 6) return utf16(length);
-  if (length > 32) return ascii(length);
+  if (tag !== TAG_ASCII) return utf16(length);
+  if (length > SHORT_NAME) return ascii(length);
   let h = length;
   for (let i = p; i < p + length; i++) h = (Math.imul(h, 31) + b[i]) | 0;
   const slot = h & (NAME_SLOTS - 1);
@@ -98,31 +118,31 @@ function createDataProperty(object, prototype, name, value) {
 
 function value() {
   switch (b[p++]) {
-    case 0: return undefined;
-    case 1: return null;
-    case 2: return false;
-    case 3: return true;
-    case 4: return float();
-    case 5: {
+    case TAG_UNDEFINED: return undefined;
+    case TAG_NULL: return null;
+    case TAG_FALSE: return false;
+    case TAG_TRUE: return true;
+    case TAG_NUMBER: return float();
+    case TAG_INT: {
       const z = varint();
       return (z >>> 1) ^ -(z & 1);
     }
-    case 6: return ascii(varint());
-    case 7: return utf16(varint());
-    case 8: return new Date(float());
-    case 9: {
+    case TAG_ASCII: return ascii(varint());
+    case TAG_UTF16: return utf16(varint());
+    case TAG_DATE: return new Date(float());
+    case TAG_BINARY: {
       const length = varint();
       const start = b.byteOffset + p;
       p += length;
       return b.buffer.slice(start, start + length);
     }
-    case 10: {
+    case TAG_ARRAY: {
       const length = varint();
       const array = new Array(length);
       for (let i = 0; i < length; i++) createDataProperty(array, Array.prototype, i, value());
       return array;
     }
-    case 11: {
+    case TAG_OBJECT: {
       const count = varint();
       const object = {};
       for (let i = 0; i < count; i++) {
@@ -131,7 +151,7 @@ function value() {
       }
       return object;
     }
-    case 12: {
+    case TAG_CLONE: {
       const length = varint();
       const clone = b.subarray(p, p + length);
       p += length;

@@ -292,7 +292,8 @@ fn key_path_to_js(env: &Env, kp: &KeyPath) -> Result<JsUnknown> {
 /// A successful reply's result; for the results that carry records (see [`wire`]), their
 /// offset in `wire`, to which they are appended, and `true`.
 fn payload_to_js(env: &Env, payload: Payload, wire: &mut Vec<u8>) -> Result<(JsUnknown, bool)> {
-    let at = env.create_uint32(wire.len() as u32)?.into_unknown();
+    let at = wire.len() as u32;
+    let in_wire = || Ok((env.create_uint32(at)?.into_unknown(), true));
     let result = match payload {
         Payload::None => env.get_undefined()?.into_unknown(),
         Payload::Key(k) => key_to_js(env, &k)?,
@@ -302,7 +303,7 @@ fn payload_to_js(env: &Env, payload: Payload, wire: &mut Vec<u8>) -> Result<(JsU
         },
         Payload::Values(values, inject, single) => {
             wire::values(wire, &values, inject.as_ref(), single);
-            return Ok((at, true));
+            return in_wire();
         }
         Payload::Keys(keys) => {
             let mut array = env.create_array_with_length(keys.len())?;
@@ -313,11 +314,11 @@ fn payload_to_js(env: &Env, payload: Payload, wire: &mut Vec<u8>) -> Result<(JsU
         }
         Payload::Records(records, inject) => {
             wire::records(wire, &records, inject.as_ref());
-            return Ok((at, true));
+            return in_wire();
         }
         Payload::Rows(rows, at_end, inject) => {
             wire::rows(wire, &rows, at_end, inject.as_ref());
-            return Ok((at, true));
+            return in_wire();
         }
         Payload::Count(n) => env.create_double(n as f64)?.into_unknown(),
         Payload::Opened {
