@@ -7,9 +7,10 @@
 #
 #   scripts/test.sh                # in this checkout
 #   scripts/test.sh --fresh-clone  # clones the committed HEAD into an empty temporary folder
-#                                  # (no sibling folders, no data-location variables) and runs
-#                                  # the suite there, building in target/fresh-clone/ (its own
-#                                  # folder: binaries bake in their source paths)
+#                                  # (no sibling folders, no data-location variables; an
+#                                  # explicitly set WPT_DIR is kept) and runs the suite there,
+#                                  # building in target/fresh-clone/ (its own folder: binaries
+#                                  # bake in their source paths)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -23,7 +24,8 @@ if [ "${1:-}" = --fresh-clone ]; then
     echo "test.sh: fresh clone of $head in $tmp/indexa" >&2
     export CARGO_TARGET_DIR="$top/target/fresh-clone"
     export INDEXA_PG_DIR="/tmp/indexa-pg-fresh-clone-$$"
-    unset WPT_DIR INDEXA_DATA_DIR INDEXA_TEST_PG_URL
+    unset INDEXA_DATA_DIR INDEXA_TEST_PG_URL
+    if [ -n "${WPT_DIR:-}" ]; then export WPT_DIR="$(cd "$WPT_DIR" && pwd)"; fi
     (cd "$tmp/indexa" && bash scripts/test.sh)
     exit
 fi
