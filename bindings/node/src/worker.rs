@@ -5,7 +5,8 @@
 //!
 //! A connection with ops waiting is in the pool's ready queue once; one pool thread at a time
 //! runs its ops (up to [`OPS_PER_TURN`], then it queues again behind the others). Threads are
-//! started as work arrives while none is idle, up to [`MAX_THREADS`]: an op may wait inside
+//! started as work arrives while the idle ones cannot take every ready connection, up to
+//! [`MAX_THREADS`]: an op may wait inside
 //! the engine (for SQLite's write lock held by another process, or for another process to
 //! close a database it deletes or upgrades), and meanwhile the other threads serve the other
 //! connections.
@@ -1402,6 +1403,17 @@ impl Connection {
     }
 }
 
+/// Whether [`Pool::schedule`] starts a thread, with `ready` connections waiting (the one just
+/// queued among them), `idle` threads waiting for work and `threads` in all: when the idle
+/// threads cannot take every ready connection, below [`MAX_THREADS`]. Each idle thread takes one
+/// connection, and one already woken for an earlier connection still counts as idle until it
+/// takes it, so "no idle thread" alone would leave the later connection waiting for a busy
+/// thread, which may be waiting inside the engine for the very lock that connection's
+/// transaction holds (SQLite's write lock, until its busy timeout ends).
+fn needs_thread(ready: usize, idle: usize, threads: usize) -> bool {
+    ready > idle && threads < MAX_THREADS
+}
+
 /// The threads that run connections' work.
 struct Pool {
     state: Mutex<PoolState>,
@@ -1430,7 +1442,7 @@ impl Pool {
     fn schedule(&'static self, conn: Arc<Connection>) {
         let mut st = lock(&self.state);
         st.ready.push_back(conn);
-        if st.idle == 0 && st.threads < MAX_THREADS {
+        if needs_thread(st.ready.len(), st.idle, st.threads) {
             let started = std::thread::Builder::new()
                 .name("indexa-pool".into())
                 .spawn(move || self.serve());
@@ -1467,6 +1479,17 @@ impl Pool {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_thread_starts_when_the_idle_ones_cannot_take_every_ready_connection() {
+        // One idle thread, woken for the first of two connections queued back to back: the
+        // second gets a thread of its own.
+        assert!(!needs_thread(1, 1, 3));
+        assert!(needs_thread(2, 1, 3));
+        assert!(needs_thread(1, 0, 3));
+        assert!(!needs_thread(2, 2, 3));
+        assert!(!needs_thread(2, 1, MAX_THREADS));
+    }
 
     fn read(tx: u32, kind: ReadKind) -> Op {
         Op::Read {
