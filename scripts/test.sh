@@ -7,10 +7,11 @@
 #
 #   scripts/test.sh                # in this checkout
 #   scripts/test.sh --fresh-clone  # clones the committed HEAD into an empty temporary folder
-#                                  # (no sibling folders, no data-location variables; an
-#                                  # explicitly set WPT_DIR is kept) and runs the suite there,
-#                                  # building in target/fresh-clone/ (its own folder: binaries
-#                                  # bake in their source paths)
+#                                  # (no sibling folders, no data-location variables; the W3C
+#                                  # suite scripts/wpt.sh would use here, $WPT_DIR or
+#                                  # ../shared/wpt, is handed on by its absolute path) and runs
+#                                  # the suite there, building in target/fresh-clone/ (its own
+#                                  # folder: binaries bake in their source paths)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -25,7 +26,8 @@ if [ "${1:-}" = --fresh-clone ]; then
     export CARGO_TARGET_DIR="$top/target/fresh-clone"
     export INDEXA_PG_DIR="/tmp/indexa-pg-fresh-clone-$$"
     unset INDEXA_DATA_DIR INDEXA_TEST_PG_URL
-    if [ -n "${WPT_DIR:-}" ]; then export WPT_DIR="$(cd "$WPT_DIR" && pwd)"; fi
+    wpt="${WPT_DIR:-../shared/wpt}"
+    if [ -d "$wpt/IndexedDB" ]; then export WPT_DIR="$(cd "$wpt" && pwd)"; else unset WPT_DIR; fi
     (cd "$tmp/indexa" && bash scripts/test.sh)
     exit
 fi

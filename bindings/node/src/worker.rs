@@ -6,10 +6,9 @@
 //! A connection with ops waiting is in the pool's ready queue once; one pool thread at a time
 //! runs its ops (up to [`OPS_PER_TURN`], then it queues again behind the others). Threads are
 //! started as work arrives while the idle ones cannot take every ready connection, up to
-//! [`MAX_THREADS`]: an op may wait inside
-//! the engine (for SQLite's write lock held by another process, or for another process to
-//! close a database it deletes or upgrades), and meanwhile the other threads serve the other
-//! connections.
+//! [`MAX_THREADS`]: an op may wait inside the engine (for SQLite's write lock held by another
+//! process, or for another process to close a database it deletes or upgrades), and meanwhile
+//! the other threads serve the other connections.
 //!
 //! The JavaScript layer schedules transactions (spec: "transaction scheduling",
 //! <https://www.w3.org/TR/IndexedDB-3/#transaction-scheduling>) and only sends `Begin` for a
