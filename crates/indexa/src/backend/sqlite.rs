@@ -1554,6 +1554,26 @@ impl StorageConnection for SqliteConnection {
 mod tests {
     use super::*;
 
+    /// The workspace builds SQLite with the options of `.cargo/config.toml`: a page cache per
+    /// connection (no process-wide cache behind one mutex) and no allocation counting.
+    #[test]
+    fn sqlite_is_built_with_the_workspace_options() {
+        let conn = Connection::open_in_memory().unwrap();
+        let options: Vec<String> = conn
+            .prepare("PRAGMA compile_options")
+            .unwrap()
+            .query_map([], |row| row.get(0))
+            .unwrap()
+            .collect::<rusqlite::Result<_>>()
+            .unwrap();
+        assert!(options.iter().any(|o| o == "DEFAULT_MEMSTATUS=0"), "{options:?}");
+        assert!(
+            !options.iter().any(|o| o == "ENABLE_MEMORY_MANAGEMENT"),
+            "{options:?}"
+        );
+        assert!(options.iter().any(|o| o == "THREADSAFE=1"), "{options:?}");
+    }
+
     /// A kept statement in use further up the stack (here, a record read from inside the
     /// reading of another) is not taken twice: the inner use gets its own statement.
     #[test]
