@@ -111,6 +111,9 @@ fn file_id(_path: &std::path::Path) -> Option<FileId> {
 struct WriterSlot {
     conn: Option<Connection>,
     holder: Option<ThreadId>,
+    /// Threads waiting on `writer_returned`: a writer given back with none waiting wakes
+    /// nobody (a notification is a system call even then).
+    waiting: usize,
 }
 
 /// Which kind of connection a transaction holds, so it goes back where it came from.
@@ -174,6 +177,7 @@ impl DatabaseShared {
             writer: Mutex::new(WriterSlot {
                 conn: Some(conn),
                 holder: None,
+                waiting: 0,
             }),
             writer_returned: Condvar::new(),
             readers: Mutex::new(IdleReaders::default()),
@@ -300,8 +304,9 @@ impl DatabaseShared {
                 return match self.place.connect() {
                     Ok(conn) => Ok((conn, ConnectionKind::Writer)),
                     Err(e) => {
-                        lock(&self.writer).holder = None;
-                        self.writer_returned.notify_one();
+                        let mut slot = lock(&self.writer);
+                        slot.holder = None;
+                        self.writer_freed(slot);
                         Err(e)
                     }
                 };
@@ -312,10 +317,31 @@ impl DatabaseShared {
                     self.name
                 )));
             }
-            slot = self
-                .writer_returned
-                .wait(slot)
-                .unwrap_or_else(|poisoned| poisoned.into_inner());
+            slot = self.wait_for_writer(slot);
+        }
+    }
+
+    /// Waits on `writer_returned` with the writer slot `slot` locked.
+    fn wait_for_writer<'a>(
+        &self,
+        mut slot: MutexGuard<'a, WriterSlot>,
+    ) -> MutexGuard<'a, WriterSlot> {
+        slot.waiting += 1;
+        let mut slot = self
+            .writer_returned
+            .wait(slot)
+            .unwrap_or_else(|poisoned| poisoned.into_inner());
+        slot.waiting -= 1;
+        slot
+    }
+
+    /// Unlocks the writer slot `slot`, just freed, and wakes a thread waiting for it if
+    /// there is one.
+    fn writer_freed(&self, slot: MutexGuard<'_, WriterSlot>) {
+        let wake = slot.waiting > 0;
+        drop(slot);
+        if wake {
+            self.writer_returned.notify_one();
         }
     }
 
@@ -330,8 +356,7 @@ impl DatabaseShared {
                 let mut slot = lock(&self.writer);
                 slot.conn = keep.then_some(conn);
                 slot.holder = None;
-                drop(slot);
-                self.writer_returned.notify_one();
+                self.writer_freed(slot);
             }
             ConnectionKind::Reader if keep => {
                 let mut readers = lock(&self.readers);
@@ -418,10 +443,7 @@ impl DatabaseShared {
         }
         self.deleted.store(true, Ordering::SeqCst);
         while slot.holder.is_some() {
-            slot = self
-                .writer_returned
-                .wait(slot)
-                .unwrap_or_else(|poisoned| poisoned.into_inner());
+            slot = self.wait_for_writer(slot);
         }
         slot.conn.take();
         lock(&self.readers).clear();

@@ -448,6 +448,51 @@ fn a_second_writer_on_the_same_thread_is_refused_not_deadlocked() {
         .unwrap();
 }
 
+/// Readwrite transactions of other threads wait for the running one and each runs once it
+/// commits: four threads, each waiting behind the first, add their records in turn.
+#[test]
+fn writers_on_other_threads_wait_their_turn() {
+    let dir = tempfile::tempdir().unwrap();
+    let factory = Factory::open_dir(dir.path()).unwrap();
+    let db = factory
+        .open("db", Some(1), |tx, _, _| {
+            tx.create_object_store("s", None, true)?;
+            Ok(())
+        })
+        .unwrap();
+    let db = std::sync::Arc::new(db);
+    let first = db.transaction(&["s"], TransactionMode::ReadWrite).unwrap();
+    let waiting: Vec<_> = (0..4)
+        .map(|i| {
+            let db = db.clone();
+            std::thread::spawn(move || {
+                for _ in 0..25 {
+                    let tx = db.transaction(&["s"], TransactionMode::ReadWrite).unwrap();
+                    tx.object_store("s")
+                        .unwrap()
+                        .add(Value::Number(f64::from(i)), None)
+                        .unwrap();
+                    tx.commit().unwrap();
+                }
+            })
+        })
+        .collect();
+    std::thread::sleep(std::time::Duration::from_millis(100));
+    first
+        .object_store("s")
+        .unwrap()
+        .add(v("\"first\""), None)
+        .unwrap();
+    first.commit().unwrap();
+    for w in waiting {
+        w.join().unwrap();
+    }
+    let tx = db.transaction(&["s"], TransactionMode::ReadOnly).unwrap();
+    let s = tx.object_store("s").unwrap();
+    assert_eq!(s.count(None).unwrap(), 101);
+    assert_eq!(s.get(Key::Number(1.0)).unwrap(), Some(v("\"first\"")));
+}
+
 fn nested(depth: usize) -> Value {
     let mut value = Value::Null;
     for _ in 0..depth {

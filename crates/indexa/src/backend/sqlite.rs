@@ -1566,7 +1566,10 @@ mod tests {
             .unwrap()
             .collect::<rusqlite::Result<_>>()
             .unwrap();
-        assert!(options.iter().any(|o| o == "DEFAULT_MEMSTATUS=0"), "{options:?}");
+        assert!(
+            options.iter().any(|o| o == "DEFAULT_MEMSTATUS=0"),
+            "{options:?}"
+        );
         assert!(
             !options.iter().any(|o| o == "ENABLE_MEMORY_MANAGEMENT"),
             "{options:?}"
