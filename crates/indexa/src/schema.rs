@@ -1,6 +1,6 @@
 //! The in-memory description of a database's object stores and indexes.
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::BTreeMap;
 
 use crate::backend::{IndexRow, StorageConnection, StoreRow};
 use crate::error::{Error, Result};
@@ -20,7 +20,7 @@ pub(crate) struct StoreMeta {
     pub indexes: BTreeMap<Utf16String, IndexMeta>,
     /// The name of each index, by id, so a handle finds its index in logarithmic time
     /// rather than by a scan of all indexes.
-    index_names: HashMap<i64, Utf16String>,
+    index_names: BTreeMap<i64, Utf16String>,
 }
 
 /// An index's definition.
@@ -41,8 +41,9 @@ pub(crate) struct Schema {
     /// Change them only through [`Schema::insert_store`], [`Schema::remove_store`],
     /// [`Schema::rename_store`] and [`Schema::store_mut`], which keep `store_names` in step.
     pub stores: BTreeMap<Utf16String, StoreMeta>,
-    /// The name of each object store, by id.
-    store_names: HashMap<i64, Utf16String>,
+    /// The name of each object store, by id (a few integer comparisons: a hash of the id cost
+    /// more on every request).
+    store_names: BTreeMap<i64, Utf16String>,
 }
 
 /// Stored form of a key path: its strings joined by `,` (which no identifier contains) and
@@ -162,7 +163,7 @@ impl StoreMeta {
             key_path,
             auto_increment,
             indexes: BTreeMap::new(),
-            index_names: HashMap::new(),
+            index_names: BTreeMap::new(),
         }
     }
 
