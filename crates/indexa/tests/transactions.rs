@@ -449,7 +449,8 @@ fn a_second_writer_on_the_same_thread_is_refused_not_deadlocked() {
 }
 
 /// Readwrite transactions of other threads wait for the running one and each runs once it
-/// commits: four threads, each waiting behind the first, add their records in turn.
+/// commits: four threads, each waiting behind the first, add their records in turn (a waiter
+/// never woken fails the test after a minute).
 #[test]
 fn writers_on_other_threads_wait_their_turn() {
     let dir = tempfile::tempdir().unwrap();
@@ -484,9 +485,17 @@ fn writers_on_other_threads_wait_their_turn() {
         .add(v("\"first\""), None)
         .unwrap();
     first.commit().unwrap();
-    for w in waiting {
-        w.join().unwrap();
-    }
+    // A writer never woken would leave its thread waiting: fail instead of hanging.
+    let (done, finished) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        for w in waiting {
+            w.join().unwrap();
+        }
+        done.send(()).unwrap();
+    });
+    finished
+        .recv_timeout(std::time::Duration::from_secs(60))
+        .expect("the waiting writers finished");
     let tx = db.transaction(&["s"], TransactionMode::ReadOnly).unwrap();
     let s = tx.object_store("s").unwrap();
     assert_eq!(s.count(None).unwrap(), 101);
