@@ -500,6 +500,18 @@ fn writers_on_other_threads_wait_their_turn() {
     let s = tx.object_store("s").unwrap();
     assert_eq!(s.count(None).unwrap(), 101);
     assert_eq!(s.get(Key::Number(1.0)).unwrap(), Some(v("\"first\"")));
+    // After it, each thread's 25 records.
+    let mut per_thread = [0; 4];
+    for value in s
+        .get_all(indexa::KeyRange::lower_bound(Key::Number(2.0), false))
+        .unwrap()
+    {
+        match value {
+            Value::Number(i) => per_thread[i as usize] += 1,
+            other => panic!("unexpected record {other:?}"),
+        }
+    }
+    assert_eq!(per_thread, [25; 4]);
 }
 
 fn nested(depth: usize) -> Value {

@@ -1560,9 +1560,15 @@ mod tests {
     fn sqlite_is_built_with_the_workspace_options() {
         // A LIBSQLITE3_FLAGS of one's own replaces the workspace's (cargo's `[env]` does not
         // override it), and then SQLite is built as that asks.
-        if option_env!("LIBSQLITE3_FLAGS")
-            != Some("-USQLITE_ENABLE_MEMORY_MANAGEMENT -DSQLITE_DEFAULT_MEMSTATUS=0")
-        {
+        let workspace = include_str!("../../../../.cargo/config.toml")
+            .lines()
+            .find_map(|l| l.strip_prefix("LIBSQLITE3_FLAGS = "))
+            .map(|v| v.trim_matches('"'));
+        assert!(
+            workspace.is_some(),
+            ".cargo/config.toml sets LIBSQLITE3_FLAGS"
+        );
+        if option_env!("LIBSQLITE3_FLAGS") != workspace {
             return;
         }
         let conn = Connection::open_in_memory().unwrap();
