@@ -82,6 +82,9 @@ pub(crate) trait StorageConnection: Send {
     /// process or host) until it ends; `durable`: a commit is on stable storage when
     /// [`StorageConnection::commit`] returns (durability `strict`/`default`).
     fn begin_write(&self, durable: bool) -> Result<()>;
+    /// As [`StorageConnection::begin_write`], without waiting for another writer: `false`,
+    /// with no transaction started, when another connection holds the write lock now.
+    fn try_begin_write(&self, durable: bool) -> Result<bool>;
     /// Commits the running transaction.
     fn commit(&self) -> Result<()>;
     /// Commits the running transaction without the storage's own upkeep that may follow a

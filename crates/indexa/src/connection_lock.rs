@@ -776,7 +776,13 @@ impl Drop for Hold {
                 st.holds_by.remove(&self.1);
             }
         }
-        self.0.settle(&mut st);
+        // With holds left, the lock stays what it is: shared, or this process's exclusive
+        // (a transaction's hold ending under its connection's costs no system call). An
+        // exclusive lock whose step down to shared failed in `settle` (it never conflicts, so
+        // only an I/O error does that) stays until the last hold ends.
+        if st.holds == 0 {
+            self.0.settle(&mut st);
+        }
     }
 }
 

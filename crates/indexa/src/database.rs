@@ -127,6 +127,16 @@ fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
     m.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
 }
 
+/// A transaction's scope from the names given: [`Error::InvalidAccess`] when there are none.
+fn scope_of<N: Into<Utf16String> + Clone>(names: &[N]) -> Result<Vec<Utf16String>> {
+    if names.is_empty() {
+        return Err(Error::InvalidAccess(
+            "a transaction needs at least one object store".into(),
+        ));
+    }
+    Ok(names.iter().cloned().map(Into::into).collect())
+}
+
 impl DatabaseShared {
     /// Opens (creating if needed) the database's storage and loads its schema;
     /// `lock_timeout` bounds every wait for other processes on the connection lock.
@@ -278,10 +288,10 @@ impl DatabaseShared {
     ///
     /// # Errors
     /// [`Error::InvalidState`] when the calling thread itself holds the writer (waiting
-    /// would never end).
+    /// would never end), or the database is deleted (also while waiting for the writer).
     pub fn take_connection(&self, mode: TransactionMode) -> Result<(Connection, ConnectionKind)> {
-        self.check_not_deleted()?;
         if mode == TransactionMode::ReadOnly {
+            self.check_not_deleted()?;
             if let Some(conn) = lock(&self.readers).take() {
                 return Ok((conn, ConnectionKind::Reader));
             }
@@ -291,14 +301,18 @@ impl DatabaseShared {
         let me = thread::current().id();
         let mut slot = lock(&self.writer);
         loop {
+            if let Err(e) = self.check_not_deleted() {
+                // The wake-up that may have brought this thread here is another waiter's
+                // (a deletion waits on the same condition): pass it on.
+                self.writer_freed(slot);
+                return Err(e);
+            }
             if let Some(conn) = slot.conn.take() {
                 slot.holder = Some(me);
                 return Ok((conn, ConnectionKind::Writer));
             }
             if slot.holder.is_none() {
-                // Closed with the last connection: connect again, holding the slot
-                // meanwhile — unless a deletion took it since the check above.
-                self.check_not_deleted()?;
+                // Closed with the last connection: connect again, holding the slot meanwhile.
                 slot.holder = Some(me);
                 drop(slot);
                 return match self.place.connect() {
@@ -319,6 +333,28 @@ impl DatabaseShared {
             }
             slot = self.wait_for_writer(slot);
         }
+    }
+
+    /// As [`DatabaseShared::take_connection`], without waiting: `None` while another
+    /// transaction (of any thread) holds the writer, and while the writer is closed (opening
+    /// one runs SQLite's busy handler, which may wait).
+    ///
+    /// # Errors
+    /// [`Error::InvalidState`] when the database is deleted.
+    pub fn try_take_connection(
+        &self,
+        mode: TransactionMode,
+    ) -> Result<Option<(Connection, ConnectionKind)>> {
+        if mode == TransactionMode::ReadOnly {
+            return self.take_connection(mode).map(Some);
+        }
+        let mut slot = lock(&self.writer);
+        self.check_not_deleted()?;
+        if let Some(conn) = slot.conn.take() {
+            slot.holder = Some(thread::current().id());
+            return Ok(Some((conn, ConnectionKind::Writer)));
+        }
+        Ok(None)
     }
 
     /// Waits on `writer_returned` with the writer slot `slot` locked.
@@ -446,6 +482,13 @@ impl DatabaseShared {
             slot = self.wait_for_writer(slot);
         }
         slot.conn.take();
+        // Writers still waiting would wait for a writer nobody gives back: wake them all to
+        // find the database deleted.
+        let waiting = slot.waiting > 0;
+        drop(slot);
+        if waiting {
+            self.writer_returned.notify_all();
+        }
         lock(&self.readers).clear();
         Ok(())
     }
@@ -593,16 +636,7 @@ impl Database {
         mode: TransactionMode,
         durability: Durability,
     ) -> Result<Transaction> {
-        if scope.is_empty() {
-            return Err(Error::InvalidAccess(
-                "a transaction needs at least one object store".into(),
-            ));
-        }
-        self.start(
-            Some(scope.iter().cloned().map(Into::into).collect()),
-            mode,
-            durability,
-        )
+        self.start(Some(scope_of(scope)?), mode, durability)
     }
 
     /// A transaction over all object stores, even when there are none (then every object
@@ -619,12 +653,42 @@ impl Database {
         self.start(None, mode, durability)
     }
 
+    /// As [`Database::transaction_with_durability`], without waiting for the writer: `None`,
+    /// and no transaction, when a readwrite transaction would have to wait for another one
+    /// (of this process or another) to end first. A readonly transaction never waits for one.
+    /// Like every start, it waits while another process deletes or upgrades the database.
+    ///
+    /// For callers that must not block, such as an event loop trying a start before handing
+    /// it to a thread that may wait. Not in the spec, whose transactions start when the
+    /// implementation's scheduling lets them ("transaction scheduling",
+    /// <https://www.w3.org/TR/IndexedDB-3/#transaction-scheduling>).
+    ///
+    /// # Errors
+    /// As [`Database::transaction`].
+    pub fn try_transaction_with_durability<N: Into<Utf16String> + Clone>(
+        &self,
+        scope: &[N],
+        mode: TransactionMode,
+        durability: Durability,
+    ) -> Result<Option<Transaction>> {
+        let scope = scope_of(scope)?;
+        self.check_start(Some(&scope), mode)?;
+        Transaction::try_begin(self.shared.clone(), Some(scope), mode, durability)
+    }
+
     fn start(
         &self,
         scope: Option<Vec<Utf16String>>,
         mode: TransactionMode,
         durability: Durability,
     ) -> Result<Transaction> {
+        self.check_start(scope.as_deref(), mode)?;
+        Transaction::begin(self.shared.clone(), scope, mode, durability)
+    }
+
+    /// Whether a transaction over `scope` (`None`: every object store) in `mode` may start on
+    /// this connection.
+    fn check_start(&self, scope: Option<&[Utf16String]>, mode: TransactionMode) -> Result<()> {
         if self.closed.load(Ordering::SeqCst) {
             return Err(Error::InvalidState("the connection is closed".into()));
         }
@@ -633,13 +697,13 @@ impl Database {
                 "versionchange transactions are started by opening with a higher version".into(),
             ));
         }
-        if let Some(names) = &scope {
+        if let Some(names) = scope {
             let schema = self.shared.schema();
             for name in names {
                 schema.store(name)?;
             }
         }
-        Transaction::begin(self.shared.clone(), scope, mode, durability)
+        Ok(())
     }
 
     /// Closes the connection (`IDBDatabase.close`): later [`Database::transaction`] calls fail
@@ -739,6 +803,60 @@ mod tests {
         conn.commit()?;
         db.shared.return_connection(conn, kind);
         assert!(lock(&db.shared.writer).conn.is_some());
+        Ok(())
+    }
+
+    /// Waits (up to a minute) until `n` threads wait for the writer of `db`.
+    fn until_waiting_for_writer(db: &Database, n: usize) {
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
+        while lock(&db.shared.writer).waiting < n {
+            assert!(
+                std::time::Instant::now() < deadline,
+                "{n} threads never waited"
+            );
+            thread::sleep(std::time::Duration::from_millis(1));
+        }
+    }
+
+    /// A writer and a deletion both waiting for a running writer both end once it is given
+    /// back, whichever of them is woken first: the deletion, and the writer with
+    /// InvalidStateError (its database is gone). The running writer is given back still in
+    /// its transaction, so it is closed rather than kept, as a server's writer is once the
+    /// database's last connection closed.
+    #[test]
+    fn a_writer_and_a_deletion_waiting_together_both_end() -> Result<()> {
+        let factory = Factory::temporary()?;
+        let db = factory.open("waiting", Some(1), |_, _, _| Ok(()))?;
+        let (conn, kind) = db.shared.take_connection(TransactionMode::ReadWrite)?;
+        conn.begin_write(false)?;
+        let (done, ended) = std::sync::mpsc::channel();
+        // The writer waits first, so a wake-up given to one waiter goes to it.
+        let writing = db.shared.clone();
+        let wrote = done.clone();
+        thread::spawn(move || {
+            let took = writing.take_connection(TransactionMode::ReadWrite);
+            wrote.send((
+                "writer",
+                took.map(|(conn, kind)| writing.return_connection(conn, kind)),
+            ))
+        });
+        until_waiting_for_writer(&db, 1);
+        let deleting = db.shared.clone();
+        thread::spawn(move || done.send(("deletion", deleting.mark_deleted())));
+        until_waiting_for_writer(&db, 2);
+        db.shared.return_connection(conn, kind);
+        let mut results = Vec::new();
+        for _ in 0..2 {
+            let (who, result) = ended
+                .recv_timeout(std::time::Duration::from_secs(60))
+                .expect("a waiter was never woken");
+            results.push((who, result.map_err(|e| e.name())));
+        }
+        results.sort_by_key(|(who, _)| *who);
+        assert_eq!(
+            results,
+            [("deletion", Ok(())), ("writer", Err("InvalidStateError"))]
+        );
         Ok(())
     }
 

@@ -154,6 +154,63 @@ impl Transaction {
             ConnectionKind::Writer => conn.begin_write(durability != Durability::Relaxed),
             ConnectionKind::Reader => conn.begin_read(),
         };
+        Self::begun(
+            shared,
+            scope,
+            mode,
+            durability,
+            (hold, exclusive),
+            (conn, kind),
+            begun,
+        )
+    }
+
+    /// As `begin`, without waiting for the writer (see
+    /// [`crate::Database::try_transaction_with_durability`]): `None` when it would.
+    pub(crate) fn try_begin(
+        shared: Arc<DatabaseShared>,
+        scope: Option<Vec<Utf16String>>,
+        mode: TransactionMode,
+        durability: Durability,
+    ) -> Result<Option<Transaction>> {
+        let hold = shared.hold()?;
+        let Some((conn, kind)) = shared.try_take_connection(mode)? else {
+            return Ok(None);
+        };
+        let begun = match kind {
+            ConnectionKind::Writer => conn.try_begin_write(durability != Durability::Relaxed),
+            ConnectionKind::Reader => conn.begin_read().map(|()| true),
+        };
+        match begun {
+            Ok(false) => {
+                shared.return_connection(conn, kind);
+                Ok(None)
+            }
+            begun => Self::begun(
+                shared,
+                scope,
+                mode,
+                durability,
+                (hold, None),
+                (conn, kind),
+                begun.map(|_| ()),
+            )
+            .map(Some),
+        }
+    }
+
+    /// The transaction whose storage transaction `begun` started on `conn` (or failed to):
+    /// reads the stored version, reloads the schema when another process upgraded the
+    /// database, and checks `scope` against it. Every failure gives `conn` back.
+    fn begun(
+        shared: Arc<DatabaseShared>,
+        scope: Option<Vec<Utf16String>>,
+        mode: TransactionMode,
+        durability: Durability,
+        (hold, exclusive): (Hold, Option<Exclusive>),
+        (conn, kind): (Connection, ConnectionKind),
+        begun: Result<()>,
+    ) -> Result<Transaction> {
         let started = begun.and_then(|()| conn.read_version());
         let version = match started {
             Ok(v) => v,

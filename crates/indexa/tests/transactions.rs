@@ -794,3 +794,67 @@ fn set_current_number_restores_a_generator_in_an_upgrade_only() {
         );
     }
 }
+
+/// A start that must not wait returns `None` while another readwrite transaction runs, of
+/// this factory (another connection, or this thread's own) or of another process, and
+/// starts once it has ended; readonly ones start meanwhile.
+#[test]
+fn a_start_without_waiting_leaves_a_held_writer_alone() {
+    let (f, db) = factory_with_store();
+    let other = db_of(&f.another());
+    let second = db_of(&f);
+    let running = db.transaction(&["s"], TransactionMode::ReadWrite).unwrap();
+    running
+        .object_store("s")
+        .unwrap()
+        .put(v(r#"{"id":1,"email":"a"}"#), None)
+        .unwrap();
+    let try_start = |db: &indexa::Database, mode| {
+        db.try_transaction_with_durability(&["s"], mode, Durability::Relaxed)
+            .unwrap()
+    };
+    assert!(try_start(&second, TransactionMode::ReadWrite).is_none());
+    assert!(try_start(&db, TransactionMode::ReadWrite).is_none());
+    assert!(try_start(&other, TransactionMode::ReadWrite).is_none());
+    let reader = try_start(&other, TransactionMode::ReadOnly).unwrap();
+    assert_eq!(reader.object_store("s").unwrap().count(None).unwrap(), 0);
+    reader.commit().unwrap();
+    // A start that waits still waits there once the tries are over (SQLite's busy timeout is
+    // back): it begins when the running transaction commits.
+    std::thread::scope(|scope| {
+        let waiting = scope.spawn(|| {
+            let tx = other
+                .transaction(&["s"], TransactionMode::ReadWrite)
+                .unwrap();
+            tx.object_store("s").unwrap().count(None).unwrap()
+        });
+        std::thread::sleep(std::time::Duration::from_millis(50));
+        running.commit().unwrap();
+        assert_eq!(waiting.join().unwrap(), 1);
+    });
+    for db in [&other, &second] {
+        let tx = try_start(db, TransactionMode::ReadWrite).unwrap();
+        assert_eq!(tx.durability(), Durability::Relaxed);
+        let s = tx.object_store("s").unwrap();
+        let n = s.count(None).unwrap();
+        s.put(v(&format!(r#"{{"id":{},"email":"e{n}"}}"#, n + 1)), None)
+            .unwrap();
+        tx.commit().unwrap();
+    }
+    let tx = db.transaction(&["s"], TransactionMode::ReadOnly).unwrap();
+    assert_eq!(tx.object_store("s").unwrap().count(None).unwrap(), 3);
+    assert_eq!(
+        db.try_transaction_with_durability(
+            &["nope"],
+            TransactionMode::ReadWrite,
+            Durability::Default
+        )
+        .unwrap_err()
+        .name(),
+        "NotFoundError"
+    );
+}
+
+fn db_of(factory: &Factory) -> indexa::Database {
+    factory.open("db", Some(1), |_, _, _| Ok(())).unwrap()
+}

@@ -593,6 +593,31 @@ impl PgConnection {
         self.client.borrow_mut().batch_execute(sql).pg()
     }
 
+    /// Starts a writing transaction holding the database's advisory lock, waiting for it
+    /// (`pg_advisory_xact_lock`) or, unless `wait`, not (`pg_try_advisory_xact_lock`, which
+    /// answers at once: `false`, and no transaction, when another session holds it).
+    fn begin_writing(&self, durable: bool, wait: bool) -> Result<bool> {
+        self.begin("BEGIN")?;
+        let params: [&(dyn ToSql + Sync); 2] = [&LOCK_CLASS, &self.id];
+        let locked = if wait {
+            self.execute("SELECT pg_advisory_xact_lock($1, $2)", &params)
+                .map(|_| true)
+        } else {
+            self.query("SELECT pg_try_advisory_xact_lock($1, $2)", &params)
+                .map(|rows| rows.first().is_some_and(|r| r.get::<_, bool>(0)))
+        }
+        .and_then(|locked| {
+            if locked && !durable {
+                self.batch("SET LOCAL synchronous_commit TO off")?;
+            }
+            Ok(locked)
+        });
+        if !matches!(locked, Ok(true)) {
+            self.rollback();
+        }
+        locked
+    }
+
     /// Starts a transaction with `begin`, connecting again once when the connection was
     /// lost since the last one (a server restart).
     fn begin(&self, begin: &str) -> Result<()> {
@@ -635,23 +660,11 @@ impl StorageConnection for PgConnection {
     }
 
     fn begin_write(&self, durable: bool) -> Result<()> {
-        self.begin("BEGIN")?;
-        let locked = self
-            .execute(
-                "SELECT pg_advisory_xact_lock($1, $2)",
-                &[&LOCK_CLASS, &self.id],
-            )
-            .and_then(|_| {
-                if durable {
-                    Ok(())
-                } else {
-                    self.batch("SET LOCAL synchronous_commit TO off")
-                }
-            });
-        if locked.is_err() {
-            self.rollback();
-        }
-        locked
+        self.begin_writing(durable, true).map(|_| ())
+    }
+
+    fn try_begin_write(&self, durable: bool) -> Result<bool> {
+        self.begin_writing(durable, false)
     }
 
     fn commit(&self) -> Result<()> {

@@ -1250,6 +1250,15 @@ impl SqliteConnection {
         self.conn.borrow_owner()
     }
 
+    /// Sets `PRAGMA synchronous` for a writing transaction: `FULL` when `durable`, else
+    /// `NORMAL` (unchanged when already so).
+    fn set_durable(&self, durable: bool) -> Result<()> {
+        let mut current = self.synchronous_full.get();
+        let result = set_synchronous(self.conn(), &mut current, durable);
+        self.synchronous_full.set(current);
+        result
+    }
+
     /// Runs `f` on the kept statement `which`, preparing it on first use. Should the statement
     /// be in use further up the stack, this use takes one from rusqlite's statement cache.
     fn with_kept<R>(
@@ -1279,11 +1288,33 @@ impl StorageConnection for SqliteConnection {
 
     /// Starts a writing SQLite transaction, taking the write lock up front (`IMMEDIATE`).
     fn begin_write(&self, durable: bool) -> Result<()> {
-        let mut current = self.synchronous_full.get();
-        let result = set_synchronous(self.conn(), &mut current, durable);
-        self.synchronous_full.set(current);
-        result?;
+        self.set_durable(durable)?;
         self.with_kept(Kept::BeginImmediate, run)
+    }
+
+    /// As `begin_write`, with SQLite's busy timeout off for the `BEGIN IMMEDIATE`: a write
+    /// lock held by another connection answers `SQLITE_BUSY` at once.
+    fn try_begin_write(&self, durable: bool) -> Result<bool> {
+        self.set_durable(durable)?;
+        self.conn().busy_timeout(std::time::Duration::ZERO).sql()?;
+        let begun = self.with_kept(Kept::BeginImmediate, |stmt| match stmt.execute([]) {
+            Ok(_) => Ok(true),
+            Err(e) if e.sqlite_error_code() == Some(ErrorCode::DatabaseBusy) => Ok(false),
+            Err(e) => Err(sql_error(e)),
+        });
+        // `sqlite3_busy_timeout` fails only on a closed connection; the begin's own error
+        // comes first.
+        let restored = self.conn().busy_timeout(BUSY_TIMEOUT).sql();
+        match (begun, restored) {
+            (Err(e), _) => Err(e),
+            (Ok(begun), Ok(())) => Ok(begun),
+            (Ok(begun), Err(e)) => {
+                if begun {
+                    rollback(self.conn());
+                }
+                Err(e)
+            }
+        }
     }
 
     fn commit(&self) -> Result<()> {
