@@ -177,8 +177,10 @@ function abortTransaction(tx, error, engineDone = false) {
     db[internal].version = ti.oldVersion;
   }
   const afterEngine = () => {
-    finished(tx);
     setImmediate(() => {
+      // Transactions waiting for this one start only now, so that its events are queued
+      // before any of theirs: a start on Node's thread has its replies queued at once.
+      finished(tx);
       ti.aborting = false;
       for (const r of ti.requests) {
         const ri = r[internal];

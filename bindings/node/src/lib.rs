@@ -503,6 +503,7 @@ impl NativeConnection {
     ) -> Result<Self> {
         let mut replies: ThreadsafeFunction<Vec<Reply>, ErrorStrategy::Fatal> = on_replies
             .create_threadsafe_function(0, |ctx: ThreadSafeCallContext<Vec<Reply>>| {
+                worker::replies_task_begins();
                 Ok(vec![replies_to_js(&ctx.env, ctx.value)?])
             })?;
         // Only outstanding work keeps the process alive: see `set_busy`.

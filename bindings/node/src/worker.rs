@@ -17,7 +17,9 @@
 //!
 //! Some ops run at once on the thread that places them (Node's), when the connection has
 //! nothing queued or running: ops that never wait for a lock or a disk flush and touch at most
-//! one record (see [`Worker::runs_inline`]), among them the relaxed commit of a transaction
+//! one record (see [`Worker::runs_inline`]), among them the begin of a readwrite transaction
+//! when the write lock is free (tried without waiting; else it begins on a pool thread), a
+//! `put` of a small value, and the relaxed commit of a transaction
 //! that wrote one small record, which leaves SQLite's automatic checkpoint (it writes the log
 //! into the database file and flushes both) to a plain commit on a pool thread: each time a
 //! connection made [`DEFERRED_CHECKPOINTS`] such commits in a row, its next goes to the pool to
@@ -25,8 +27,14 @@
 //! thread-safe function, so it arrives as a task of its own (in the loop's poll phase, as every
 //! reply: a transaction a success event made active is inactive again before the next timer),
 //! after every earlier reply: a pool thread sends its replies before the connection counts as
-//! idle. Node's thread spends at most [`INLINE_BUDGET`] on them in any [`INLINE_WINDOW`] (the
-//! op that crosses the budget finishes; the next ones go to the pool until the window ends).
+//! idle. Node's thread spends at most [`INLINE_BUDGET`] on them in a task that dispatches a
+//! batch of replies (see [`replies_task_begins`]) and, outside of those, in an
+//! [`INLINE_WINDOW`]; and at most [`INLINE_WINDOW_BUDGET`] in an [`INLINE_WINDOW`] over all
+//! tasks. The op that crosses a budget finishes; the next ones go to the pool until the next
+//! batch's task begins or the window ends. So a program running one small transaction after
+//! another, each placed from the last one's events, runs most of them on Node's thread with no
+//! thread hop, a single task placing many ops holds the thread for about [`INLINE_BUDGET`],
+//! and the event loop gets back to its I/O within about an [`INLINE_WINDOW`].
 //!
 //! Replies go back in batches of at most [`REPLY_WEIGHT`] records (a reply counts one, plus
 //! the records it carries), so no single task on Node's thread turns more than about that
@@ -472,6 +480,9 @@ struct Worker {
     deferred_checkpoints: usize,
     /// Ops of declared transactions that have not begun, in order.
     held: HashMap<u32, Vec<Op>>,
+    /// A readwrite transaction started on Node's thread without waiting, for its `Begin`
+    /// about to run there (see [`Connection::run_inline`]), or why it could not start.
+    started: Option<(u32, Result<Transaction, Error>)>,
     cursors: HashMap<u32, OpenCursor>,
 }
 
@@ -575,22 +586,25 @@ impl Op {
 
 impl Worker {
     /// Whether `op` may run on the thread that places it: it never waits for a lock or a
-    /// disk flush and touches at most one record. Declaring a transaction; beginning a
-    /// readonly one (its SQLite read transaction; a reader connection is opened when none is
-    /// free) when every op held for it may run so too; `get` and `getKey`; committing or
-    /// aborting a readonly transaction (ending its read transaction) or one that never began;
-    /// committing a readwrite one that commits quickly (see [`Worker::commits_quickly`]).
+    /// disk flush and touches at most one record. Declaring a transaction; beginning one
+    /// (which runs the ops held for it) when at most [`HELD_INLINE`] are held and each may run
+    /// so too: a readonly one (its SQLite read transaction;
+    /// a reader connection is opened when none is free), or on a SQLite file a readwrite one,
+    /// which is tried without waiting for the write lock (see [`Connection::run_inline`]);
+    /// `get` and `getKey`; on a SQLite file, a `put` of a small value (see [`is_small`]);
+    /// committing or aborting a readonly transaction (ending its read transaction) or one
+    /// that never began; committing a readwrite one that commits quickly (see
+    /// [`Worker::commits_quickly`]).
     fn runs_inline(&self, op: &Op) -> bool {
         match op {
             Op::Declare { .. } => true,
-            Op::Begin {
-                tx,
-                mode: TransactionMode::ReadOnly,
-                ..
-            } => self
-                .held
-                .get(tx)
-                .map_or(true, |ops| ops.iter().all(|o| self.touches_one_record(o))),
+            Op::Begin { tx, mode, .. } => {
+                (*mode == TransactionMode::ReadOnly
+                    || *mode == TransactionMode::ReadWrite && self.on_sqlite_file())
+                    && self.held.get(tx).map_or(true, |ops| {
+                        ops.len() <= HELD_INLINE && ops.iter().all(|o| self.touches_one_record(o))
+                    })
+            }
             other => self.touches_one_record(other),
         }
     }
@@ -601,6 +615,9 @@ impl Worker {
                 kind: ReadKind::Get | ReadKind::GetKey,
                 ..
             } => true,
+            // Its transaction holds the write lock since it began; a server's write is a
+            // round trip.
+            Op::Put { value, .. } => self.on_sqlite_file() && is_small(value),
             Op::Commit { tx, .. } => {
                 self.held.contains_key(tx)
                     || self.txs.get(tx).map_or(true, |t| {
@@ -618,6 +635,12 @@ impl Worker {
         }
     }
 
+    /// Whether the connection's database is a SQLite file (not on a server, where every
+    /// statement is a round trip).
+    fn on_sqlite_file(&self) -> bool {
+        self.factory.url().is_none()
+    }
+
     /// Whether readwrite transaction `tx` commits without waiting for a lock or a disk flush
     /// when its commit defers the checkpoint: relaxed durability (the commit appends to
     /// SQLite's log without flushing it), a SQLite file (a server's commit is a round trip), at
@@ -627,7 +650,7 @@ impl Worker {
     fn commits_quickly(&self, tx: u32, t: &Transaction) -> bool {
         t.mode() == TransactionMode::ReadWrite
             && t.durability() == Durability::Relaxed
-            && self.factory.url().is_none()
+            && self.on_sqlite_file()
             && self.written.get(&tx).map_or(true, |n| *n <= 1)
             && self.deferred_checkpoints < DEFERRED_CHECKPOINTS
     }
@@ -998,7 +1021,10 @@ impl Worker {
             .db
             .as_ref()
             .ok_or_else(|| Error::InvalidState("the connection is not open".into()))?;
-        let t = db.transaction_with_durability(scope, mode, durability)?;
+        let t = match self.started.take() {
+            Some((started, t)) if started == tx => t?,
+            _ => db.transaction_with_durability(scope, mode, durability)?,
+        };
         // Beginning read the stored version. Where upgrades cannot wait for this connection
         // (platforms without the cross-process lock), another process may have upgraded the
         // database: this connection's object stores and indexes are then outdated.
@@ -1148,6 +1174,10 @@ fn read(
 /// the others are still served.
 pub const MAX_THREADS: usize = 32;
 
+/// The most ops held for a transaction that its begin may run on Node's thread (see
+/// [`Worker::runs_inline`]): a transaction's first few requests, not a burst of them.
+pub const HELD_INLINE: usize = 8;
+
 /// How many ops a pool thread runs for one connection before serving the next one.
 pub const OPS_PER_TURN: usize = 4096;
 
@@ -1155,10 +1185,18 @@ pub const OPS_PER_TURN: usize = 4096;
 /// cursor's read-ahead batch of up to 256 rows goes alone, `get`s go by about 128.
 pub const REPLY_WEIGHT: usize = 256;
 
-/// The most time Node's thread spends running ops itself within one [`INLINE_WINDOW`].
+/// The most time Node's thread spends running ops itself within one task that dispatches a
+/// batch of replies (see [`replies_task_begins`]), and within one [`INLINE_WINDOW`] outside of
+/// those.
 pub const INLINE_BUDGET: Duration = Duration::from_micros(1000);
 
-/// See [`INLINE_BUDGET`].
+/// The most time Node's thread spends running ops itself within one [`INLINE_WINDOW`], over
+/// all its tasks: Node runs the queued calls of a thread-safe function one after the other
+/// (up to 1,000) before it polls for I/O again, so the budget per task alone would not bound
+/// how long a chain of replies, each placing the next op, keeps the event loop from its I/O.
+pub const INLINE_WINDOW_BUDGET: Duration = Duration::from_micros(3000);
+
+/// See [`INLINE_BUDGET`] and [`INLINE_WINDOW_BUDGET`].
 pub const INLINE_WINDOW: Duration = Duration::from_millis(4);
 
 /// The largest value, roughly as stored (see [`is_small`]), whose write leaves its
@@ -1206,25 +1244,55 @@ fn is_small(value: &Value) -> bool {
 /// few pages, so the log outgrows the threshold by at most a few hundred.
 pub const DEFERRED_CHECKPOINTS: usize = 64;
 
-thread_local! {
-    /// This thread's current window: when it began and the time spent on inline ops in it.
-    static INLINE_SPENT: Cell<Option<(Instant, Duration)>> = const { Cell::new(None) };
+/// Time spent on inline ops in the current window, and in the current task.
+#[derive(Clone, Copy)]
+struct InlineSpent {
+    window_began: Instant,
+    in_window: Duration,
+    in_task: Duration,
 }
 
-/// Whether this thread may still run an op itself in the current window.
+thread_local! {
+    /// This thread's current window and what it spent on inline ops.
+    static INLINE_SPENT: Cell<Option<InlineSpent>> = const { Cell::new(None) };
+}
+
+/// Whether this thread may still run an op itself in the current window and task.
 fn inline_budget_left(now: Instant) -> bool {
     match INLINE_SPENT.get() {
-        Some((start, spent)) if now.duration_since(start) < INLINE_WINDOW => spent < INLINE_BUDGET,
+        Some(spent) if now.duration_since(spent.window_began) < INLINE_WINDOW => {
+            spent.in_task < INLINE_BUDGET && spent.in_window < INLINE_WINDOW_BUDGET
+        }
         _ => {
-            INLINE_SPENT.set(Some((now, Duration::ZERO)));
+            INLINE_SPENT.set(Some(InlineSpent {
+                window_began: now,
+                in_window: Duration::ZERO,
+                in_task: Duration::ZERO,
+            }));
             true
         }
     }
 }
 
+/// A batch of replies is about to be turned into JavaScript values and dispatched on this
+/// thread: a task of its own (a thread-safe function's call), so the ops its event handlers
+/// place get a whole [`INLINE_BUDGET`], within what is left of [`INLINE_WINDOW_BUDGET`].
+pub fn replies_task_begins() {
+    if let Some(spent) = INLINE_SPENT.get() {
+        INLINE_SPENT.set(Some(InlineSpent {
+            in_task: Duration::ZERO,
+            ..spent
+        }));
+    }
+}
+
 fn charge_inline(spent: Duration) {
-    if let Some((start, before)) = INLINE_SPENT.get() {
-        INLINE_SPENT.set(Some((start, before + spent)));
+    if let Some(before) = INLINE_SPENT.get() {
+        INLINE_SPENT.set(Some(InlineSpent {
+            in_window: before.in_window + spent,
+            in_task: before.in_task + spent,
+            ..before
+        }));
     }
 }
 
@@ -1273,6 +1341,7 @@ impl Connection {
                 written: HashMap::new(),
                 deferred_checkpoints: 0,
                 held: HashMap::new(),
+                started: None,
                 cursors: HashMap::new(),
             })),
             send: Box::new(send),
@@ -1327,6 +1396,27 @@ impl Connection {
         let started = Instant::now();
         if !worker.runs_inline(&op) || !inline_budget_left(started) {
             return Some(op);
+        }
+        // A readwrite transaction starts here only when it need not wait for the write lock
+        // (another connection's transaction, of this process or another); else on the pool.
+        if let Op::Begin {
+            tx,
+            scope,
+            mode: TransactionMode::ReadWrite,
+            durability,
+            ..
+        } = &op
+        {
+            let Some(db) = worker.db.as_ref() else {
+                return Some(op);
+            };
+            match db
+                .try_transaction_with_durability(scope, TransactionMode::ReadWrite, *durability)
+                .transpose()
+            {
+                Some(t) => worker.started = Some((*tx, t)),
+                None => return Some(op),
+            }
         }
         // A commit of a running transaction that may run here commits quickly (a commit held
         // for a transaction that has not begun runs later, on the pool).
@@ -1450,8 +1540,13 @@ impl Pool {
                 st.threads += 1;
             }
         }
+        // A new thread looks for work before it waits; a notification is a system call even
+        // when no thread waits.
+        let wake = st.idle > 0;
         drop(st);
-        self.work.notify_one();
+        if wake {
+            self.work.notify_one();
+        }
     }
 
     fn serve(&self) {
@@ -1526,11 +1621,15 @@ mod tests {
     }
 
     fn put(tx: u32, key: f64) -> Op {
+        put_value(tx, key, Value::Null)
+    }
+
+    fn put_value(tx: u32, key: f64, value: Value) -> Op {
         Op::Put {
             id: 4,
             tx,
             store: "s".into(),
-            value: Value::Null,
+            value,
             key: Some(Key::Number(key)),
             no_overwrite: false,
         }
@@ -1548,6 +1647,7 @@ mod tests {
             written: HashMap::new(),
             deferred_checkpoints: 0,
             held: HashMap::new(),
+            started: None,
             cursors: HashMap::new(),
         };
         let mut replies = Vec::new();
@@ -1592,14 +1692,7 @@ mod tests {
         // One record larger than QUICK_WRITE_BYTES: not inline.
         w.handle(relaxed(16), &mut replies);
         w.handle(
-            Op::Put {
-                id: 4,
-                tx: 16,
-                store: "s".into(),
-                value: Value::Binary(vec![0; QUICK_WRITE_BYTES + 1]),
-                key: Some(Key::Number(9.0)),
-                no_overwrite: false,
-            },
+            put_value(16, 9.0, Value::Binary(vec![0; QUICK_WRITE_BYTES + 1])),
             &mut replies,
         );
         assert!(!w.runs_inline(&commit(17, 16)));
@@ -1684,7 +1777,8 @@ mod tests {
         let mut replies = Vec::new();
         assert!(w.runs_inline(&Op::Declare { tx: 2 }));
         assert!(w.runs_inline(&begin(2, TransactionMode::ReadOnly)));
-        assert!(!w.runs_inline(&begin(2, TransactionMode::ReadWrite)));
+        // On a SQLite file, tried without waiting for the write lock (see run_inline).
+        assert!(w.runs_inline(&begin(2, TransactionMode::ReadWrite)));
         assert!(w.runs_inline(&read(2, ReadKind::Get)));
         assert!(w.runs_inline(&read(2, ReadKind::GetKey)));
         for kind in [
@@ -1695,7 +1789,9 @@ mod tests {
         ] {
             assert!(!w.runs_inline(&read(2, kind)));
         }
-        assert!(!w.runs_inline(&put(2, 1.0)));
+        assert!(w.runs_inline(&put(2, 1.0)));
+        let large = Value::Binary(vec![0; QUICK_WRITE_BYTES + 1]);
+        assert!(!w.runs_inline(&put_value(2, 1.0, large)));
         assert!(!w.runs_inline(&Op::Close));
 
         // A readonly transaction whose held ops include a longer read begins on the pool.
@@ -1704,6 +1800,15 @@ mod tests {
         assert!(w.runs_inline(&begin(5, TransactionMode::ReadOnly)));
         w.handle(read(5, ReadKind::Count), &mut replies);
         assert!(!w.runs_inline(&begin(5, TransactionMode::ReadOnly)));
+        assert!(!w.runs_inline(&begin(5, TransactionMode::ReadWrite)));
+        // So does one with more than HELD_INLINE ops held, each of which could run inline.
+        w.handle(Op::Declare { tx: 40 }, &mut replies);
+        for _ in 0..HELD_INLINE {
+            w.handle(put(40, 1.0), &mut replies);
+        }
+        assert!(w.runs_inline(&begin(40, TransactionMode::ReadWrite)));
+        w.handle(put(40, 2.0), &mut replies);
+        assert!(!w.runs_inline(&begin(40, TransactionMode::ReadWrite)));
 
         // Commit and abort run inline for a readonly transaction, not a readwrite one.
         w.handle(begin(6, TransactionMode::ReadOnly), &mut replies);
@@ -1742,6 +1847,109 @@ mod tests {
         assert_eq!(*lock(&sent), 0);
     }
 
+    /// A connection whose replies go to a channel, opened on `factory` at version 1 with
+    /// object store "s" (created when missing).
+    fn connection_on(factory: &Arc<Factory>) -> (Arc<Connection>, Replies) {
+        let (send, arriving) = std::sync::mpsc::channel();
+        let mut replies = Replies {
+            arriving,
+            arrived: Vec::new(),
+        };
+        let send = Mutex::new(send);
+        let conn = Connection::new(
+            factory.clone(),
+            move |batch| {
+                let _ = lock(&send).send(batch);
+            },
+            Events::new(|_| {}),
+        );
+        conn.submit(Op::Open {
+            id: 1,
+            tx: 1,
+            name: "db".into(),
+            version: 1,
+        });
+        let Ok(Payload::Opened { stores, .. }) = replies.of(1) else {
+            panic!("not opened");
+        };
+        if stores.is_empty() {
+            conn.submit(Op::CreateStore {
+                id: 2,
+                tx: 1,
+                name: "s".into(),
+                key_path: None,
+                auto_increment: false,
+            });
+            assert!(replies.of(2).is_ok());
+            conn.submit(commit(3, 1));
+            assert!(replies.of(3).is_ok());
+        }
+        (conn, replies)
+    }
+
+    /// A connection's replies as they arrive, kept until asked for.
+    struct Replies {
+        arriving: std::sync::mpsc::Receiver<Vec<Reply>>,
+        arrived: Vec<Reply>,
+    }
+
+    impl Replies {
+        /// The result of the reply `id` (waits up to a minute for it).
+        fn of(&mut self, id: u32) -> Result<Payload, Error> {
+            loop {
+                if let Some(at) = self.arrived.iter().position(|r| r.id == id) {
+                    return self.arrived.remove(at).result;
+                }
+                let batch = self
+                    .arriving
+                    .recv_timeout(Duration::from_secs(60))
+                    .expect("no reply within a minute");
+                self.arrived.extend(batch);
+            }
+        }
+    }
+
+    /// A readwrite transaction placed on Node's thread while another connection's holds the
+    /// write lock, of the same factory or of another (as another process would), begins on a
+    /// pool thread once the lock is free: Node's thread neither waits for it nor fails.
+    #[test]
+    fn a_readwrite_begin_waits_on_the_pool_while_another_connection_writes() {
+        let factory = Arc::new(Factory::temporary().unwrap());
+        let elsewhere = Arc::new(Factory::open_dir(factory.dir()).unwrap());
+        let (first, mut first_replies) = connection_on(&factory);
+        for other_factory in [&factory, &elsewhere] {
+            let (other, mut other_replies) = connection_on(other_factory);
+            first.submit(Op::Declare { tx: 10 });
+            first.submit(begin_with(
+                10,
+                TransactionMode::ReadWrite,
+                Durability::Relaxed,
+            ));
+            assert!(first_replies.of(3).is_ok());
+            first.submit(put(10, 1.0));
+            assert!(first_replies.of(4).is_ok());
+            other.submit(Op::Declare { tx: 20 });
+            other.submit(begin_with(
+                20,
+                TransactionMode::ReadWrite,
+                Durability::Relaxed,
+            ));
+            other.submit(put(20, 2.0));
+            other.submit(commit(21, 20));
+            first.submit(commit(11, 10));
+            assert!(first_replies.of(11).is_ok());
+            assert!(other_replies.of(3).is_ok());
+            assert!(other_replies.of(4).is_ok());
+            assert!(other_replies.of(21).is_ok());
+            other.submit(Op::Close);
+        }
+        first.submit(Op::Declare { tx: 30 });
+        first.submit(begin(30, TransactionMode::ReadOnly));
+        first.submit(read(30, ReadKind::Count));
+        assert!(matches!(first_replies.of(9), Ok(Payload::Count(2))));
+        first.submit(Op::Close);
+    }
+
     #[test]
     fn inline_budget_holds_within_a_window_and_renews_after_it() {
         let start = Instant::now();
@@ -1757,5 +1965,20 @@ mod tests {
         assert!(inline_budget_left(
             start + INLINE_WINDOW + Duration::from_millis(1)
         ));
+        // A batch of replies about to be dispatched is a task of its own: its budget renews
+        // then, until the window's is spent.
+        charge_inline(INLINE_BUDGET);
+        let later = start + INLINE_WINDOW + Duration::from_millis(2);
+        assert!(!inline_budget_left(later));
+        replies_task_begins();
+        assert!(inline_budget_left(later));
+        charge_inline(INLINE_BUDGET);
+        assert!(!inline_budget_left(later));
+        replies_task_begins();
+        assert!(inline_budget_left(later));
+        charge_inline(INLINE_WINDOW_BUDGET - 2 * INLINE_BUDGET);
+        replies_task_begins();
+        assert!(!inline_budget_left(later + Duration::from_millis(1)));
+        assert!(inline_budget_left(start + 2 * INLINE_WINDOW));
     }
 }

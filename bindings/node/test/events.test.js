@@ -106,6 +106,25 @@ test('on abort, error events fire in the order the requests were placed, a stepp
   db.close();
 });
 
+test('a transaction waiting behind an aborted one fires its events after the abort event', async () => {
+  // The waiting transaction's begin and put may run at once on Node's thread when the aborted
+  // one has rolled back; its events still come after the aborted one's.
+  const { db } = await withStore();
+  for (let round = 0; round < 20; round++) {
+    const seen = [];
+    const first = db.transaction('s', 'readwrite');
+    first.objectStore('s').put('x', 10 + round);
+    first.addEventListener('abort', () => seen.push('first abort'));
+    first.abort();
+    const second = db.transaction('s', 'readwrite', { durability: 'relaxed' });
+    second.objectStore('s').put('y', 100 + round).onsuccess = () => seen.push('second success');
+    second.addEventListener('complete', () => seen.push('second complete'));
+    await finished(second);
+    assert.deepEqual(seen, ['first abort', 'second success', 'second complete'], `round ${round}`);
+  }
+  db.close();
+});
+
 test('blocked fires in its own task: a close in a versionchange promise continuation unblocks', async () => {
   const { factory, db } = await withStore();
   const events = [];
