@@ -18,10 +18,14 @@ use crate::version_change::VersionChange;
 
 /// What all connections to one database share: its SQLite connections and cached schema.
 ///
-/// Readwrite and versionchange transactions take the one writer connection, so they run one
-/// at a time, in the order they obtain it. Readonly transactions take a reader connection of
-/// their own (WAL lets them run beside the writer); between transactions the readers are kept
-/// as [`IdleReaders`] says. On a PostgreSQL server, where every connection is a server
+/// Readwrite and versionchange transactions take the writer slot, so they run one at a time,
+/// in the order they obtain it. Readonly transactions take a connection of their own (WAL lets
+/// them run beside the writer); between transactions the readers are kept as [`IdleReaders`]
+/// says. The connections change roles: a readonly transaction takes the idle writer
+/// connection first, and a writer with none idle takes an idle reader, because SQLite drops a
+/// connection's whole page cache when another connection changed the database, so after a
+/// commit only the connection that made it has its cache still valid; a thread that writes
+/// and then reads keeps using that one connection, as it would with SQLite by hand. On a PostgreSQL server, where every connection is a server
 /// process, the writer and the idle readers are closed when the last open connection of this
 /// state closes, and made again by the next transaction.
 pub(crate) struct DatabaseShared {
@@ -106,8 +110,9 @@ fn file_id(_path: &std::path::Path) -> Option<FileId> {
     None
 }
 
-/// The writer connection when it is free, and which thread took it when it is not (no
-/// connection and no holder: it was closed, and the next transaction connects again).
+/// The writer connection when it is free, and which thread took the slot when it is not (no
+/// connection and no holder: a reader took it, or it was closed, and the next writer takes an
+/// idle reader or connects again).
 struct WriterSlot {
     conn: Option<Connection>,
     holder: Option<ThreadId>,
@@ -292,7 +297,11 @@ impl DatabaseShared {
     pub fn take_connection(&self, mode: TransactionMode) -> Result<(Connection, ConnectionKind)> {
         if mode == TransactionMode::ReadOnly {
             self.check_not_deleted()?;
-            if let Some(conn) = lock(&self.readers).take() {
+            let idle_writer = {
+                let mut slot = lock(&self.writer);
+                slot.conn.take()
+            };
+            if let Some(conn) = idle_writer.or_else(|| lock(&self.readers).take()) {
                 return Ok((conn, ConnectionKind::Reader));
             }
             let conn = self.place.connect()?;
@@ -312,7 +321,12 @@ impl DatabaseShared {
                 return Ok((conn, ConnectionKind::Writer));
             }
             if slot.holder.is_none() {
-                // Closed with the last connection: connect again, holding the slot meanwhile.
+                if let Some(conn) = lock(&self.readers).take() {
+                    slot.holder = Some(me);
+                    return Ok((conn, ConnectionKind::Writer));
+                }
+                // None idle (or closed with the last connection): connect again, holding the
+                // slot meanwhile.
                 slot.holder = Some(me);
                 drop(slot);
                 return match self.place.connect() {
@@ -336,7 +350,7 @@ impl DatabaseShared {
     }
 
     /// As [`DatabaseShared::take_connection`], without waiting: `None` while another
-    /// transaction (of any thread) holds the writer, and while the writer is closed (opening
+    /// transaction (of any thread) holds the writer, and while no connection is idle (opening
     /// one runs SQLite's busy handler, which may wait).
     ///
     /// # Errors
@@ -350,11 +364,16 @@ impl DatabaseShared {
         }
         let mut slot = lock(&self.writer);
         self.check_not_deleted()?;
-        if let Some(conn) = slot.conn.take() {
-            slot.holder = Some(thread::current().id());
-            return Ok(Some((conn, ConnectionKind::Writer)));
+        if slot.holder.is_some() {
+            return Ok(None);
         }
-        Ok(None)
+        match slot.conn.take().or_else(|| lock(&self.readers).take()) {
+            Some(conn) => {
+                slot.holder = Some(thread::current().id());
+                Ok(Some((conn, ConnectionKind::Writer)))
+            }
+            None => Ok(None),
+        }
     }
 
     /// Waits on `writer_returned` with the writer slot `slot` locked.
@@ -774,6 +793,57 @@ mod tests {
         assert_eq!(idle_readers(&db), (0, 0));
         drop(txs);
         assert_eq!(idle_readers(&db), (WARM_READERS, 0));
+        Ok(())
+    }
+
+    /// Where a connection sits between transactions, by address: the idle writer, the idle
+    /// readers (warm, then cold).
+    fn idle_connections(db: &Database) -> (Option<usize>, Vec<usize>) {
+        let address = |c: &Connection| &**c as *const _ as *const () as usize;
+        let writer = lock(&db.shared.writer).conn.as_ref().map(address);
+        let readers = lock(&db.shared.readers);
+        let idle = readers
+            .warm
+            .iter()
+            .chain(&readers.cold)
+            .map(address)
+            .collect();
+        (writer, idle)
+    }
+
+    /// After a commit a readonly transaction takes the connection that made it (SQLite kept
+    /// that one's page cache alone), and the next readwrite transaction takes it back from the
+    /// idle readers instead of opening another: one thread that writes and reads keeps to one
+    /// connection.
+    #[test]
+    fn a_thread_that_writes_and_reads_keeps_to_one_connection() -> Result<()> {
+        let factory = Factory::temporary()?;
+        let db = factory.open("roles", Some(1), |tx, _, _| {
+            tx.create_object_store("s", None, false)?;
+            Ok(())
+        })?;
+        let (Some(writer), idle) = idle_connections(&db) else {
+            panic!("the upgrade's connection is not the idle writer");
+        };
+        assert_eq!(idle, Vec::<usize>::new());
+        for round in 0..3 {
+            let read = db.transaction(&["s"], TransactionMode::ReadOnly)?;
+            assert_eq!(idle_connections(&db), (None, vec![]), "round {round}");
+            assert_eq!(read.object_store("s")?.count(None)?, round);
+            read.commit()?;
+            assert_eq!(idle_connections(&db), (None, vec![writer]), "round {round}");
+            let write = db.transaction(&["s"], TransactionMode::ReadWrite)?;
+            assert_eq!(idle_connections(&db), (None, vec![]), "round {round}");
+            write
+                .object_store("s")?
+                .put(crate::Value::Null, Some(crate::Key::Number(round as f64)))?;
+            write.commit()?;
+            assert_eq!(
+                idle_connections(&db),
+                (Some(writer), vec![]),
+                "round {round}"
+            );
+        }
         Ok(())
     }
 
