@@ -25,9 +25,10 @@ use crate::version_change::VersionChange;
 /// connection first, and a writer with none idle takes an idle reader, because SQLite drops a
 /// connection's whole page cache when another connection changed the database, so after a
 /// commit only the connection that made it has its cache still valid; a thread that writes
-/// and then reads keeps using that one connection, as it would with SQLite by hand. On a PostgreSQL server, where every connection is a server
-/// process, the writer and the idle readers are closed when the last open connection of this
-/// state closes, and made again by the next transaction.
+/// and then reads keeps using that one connection, as it would with SQLite by hand. On a
+/// PostgreSQL server, where every connection is a server process, the writer and the idle
+/// readers are closed when the last open connection of this state closes, and made again by
+/// the next transaction.
 pub(crate) struct DatabaseShared {
     /// The name as Rust text, lone surrogates replaced by U+FFFD (for messages and
     /// [`Database::name`]).
@@ -72,7 +73,8 @@ const WARM_READERS: usize = 2;
 const COLD_READERS: usize = 62;
 
 /// The reader connections of a database between readonly transactions: up to
-/// [`WARM_READERS`] as their last transaction left them, and on a SQLite file up to
+/// [`WARM_READERS`] as their last transaction left them (the ones used last), and on a SQLite
+/// file up to
 /// [`COLD_READERS`] more whose page cache was freed, until the database's last open connection
 /// closes; a transaction takes a warm one first. Readers beyond those, and any whose
 /// transaction did not end, are closed as their transactions end. On a server, where each is a
@@ -423,6 +425,13 @@ impl DatabaseShared {
                     readers.warm.push(conn);
                     return;
                 }
+                // The connection just used keeps its cache (after a commit it may be the only
+                // one whose cache SQLite kept); the warm one idle longest gives its back.
+                let conn = {
+                    let oldest = readers.warm.remove(0);
+                    readers.warm.push(conn);
+                    oldest
+                };
                 // None on a server, nor once the database's last connection closed.
                 let cold_kept =
                     if self.releases_idle() || self.connections.load(Ordering::SeqCst) == 0 {
@@ -674,7 +683,9 @@ impl Database {
 
     /// As [`Database::transaction_with_durability`], without waiting for the writer: `None`,
     /// and no transaction, when a readwrite transaction would have to wait for another one
-    /// (of this process or another) to end first. A readonly transaction never waits for one.
+    /// (of this process or another) to end first, or to open a connection because none is
+    /// idle (opening one may wait on SQLite's busy handler). A readonly transaction never waits
+    /// for another one.
     /// Like every start, it waits while another process deletes or upgrades the database.
     ///
     /// For callers that must not block, such as an event loop trying a start before handing
@@ -844,6 +855,70 @@ mod tests {
                 "round {round}"
             );
         }
+        Ok(())
+    }
+
+    /// A reader given back while the warm ones are full stays warm, and the warm one idle
+    /// longest gives its page cache back instead.
+    #[test]
+    fn the_reader_used_last_stays_warm() -> Result<()> {
+        let factory = Factory::temporary()?;
+        let db = factory.open("warm", Some(1), |tx, _, _| {
+            tx.create_object_store("s", None, false)?;
+            Ok(())
+        })?;
+        let (Some(first), _) = idle_connections(&db) else {
+            panic!("the upgrade's connection is not the idle writer");
+        };
+        // The first takes the idle writer, the other two open connections; given back in
+        // that order, the first is the one idle longest when the third comes back.
+        let txs = (0..WARM_READERS + 1)
+            .map(|_| db.transaction(&["s"], TransactionMode::ReadOnly))
+            .collect::<Result<Vec<_>>>()?;
+        for tx in txs {
+            tx.commit()?;
+        }
+        let readers = lock(&db.shared.readers);
+        let address = |c: &Connection| &**c as *const _ as *const () as usize;
+        assert_eq!(
+            readers.cold.iter().map(address).collect::<Vec<_>>(),
+            [first]
+        );
+        assert!(!readers.warm.iter().map(address).any(|a| a == first));
+        assert_eq!(readers.warm.len(), WARM_READERS);
+        Ok(())
+    }
+
+    /// A readwrite start that must not wait takes the idle writer or else an idle reader, and
+    /// gives `None` when neither is idle (it would have to open a connection) and while
+    /// another transaction holds the writer.
+    #[test]
+    fn a_start_without_waiting_takes_an_idle_reader_or_gives_none() -> Result<()> {
+        let factory = Factory::temporary()?;
+        let db = factory.open("try", Some(1), |tx, _, _| {
+            tx.create_object_store("s", None, false)?;
+            Ok(())
+        })?;
+        let try_write = || {
+            db.try_transaction_with_durability(
+                &["s"],
+                TransactionMode::ReadWrite,
+                Durability::Relaxed,
+            )
+        };
+        // The readonly transaction holds the only connection.
+        let read = db.transaction(&["s"], TransactionMode::ReadOnly)?;
+        assert!(try_write()?.is_none());
+        read.commit()?;
+        let (None, idle) = idle_connections(&db) else {
+            panic!("the readonly transaction's connection went back to the writer");
+        };
+        assert_eq!(idle.len(), 1);
+        let write = try_write()?.expect("the idle reader becomes the writer");
+        assert_eq!(idle_connections(&db), (None, vec![]));
+        assert!(try_write()?.is_none());
+        write.commit()?;
+        assert_eq!(idle_connections(&db), (Some(idle[0]), vec![]));
         Ok(())
     }
 
