@@ -762,6 +762,14 @@ mod tests {
     use super::*;
     use crate::Factory;
 
+    /// Database `name` of `factory` at version 1, with one object store, `s`.
+    fn with_store(factory: &Factory, name: &str) -> Result<Database> {
+        factory.open(name, Some(1), |tx, _, _| {
+            tx.create_object_store("s", None, false)?;
+            Ok(())
+        })
+    }
+
     fn idle_readers(db: &Database) -> (usize, usize) {
         let readers = lock(&db.shared.readers);
         (readers.warm.len(), readers.cold.len())
@@ -772,10 +780,7 @@ mod tests {
     #[test]
     fn readers_of_transactions_run_at_once_stay_for_the_next_ones() -> Result<()> {
         let factory = Factory::temporary()?;
-        let db = factory.open("readers", Some(1), |tx, _, _| {
-            tx.create_object_store("s", None, false)?;
-            Ok(())
-        })?;
+        let db = with_store(&factory, "readers")?;
         let begin_at_once = |n: usize| {
             (0..n)
                 .map(|_| db.transaction(&["s"], TransactionMode::ReadOnly))
@@ -822,6 +827,14 @@ mod tests {
         (writer, idle)
     }
 
+    /// The address of the idle writer, after an upgrade the only connection idle.
+    fn only_idle_writer(db: &Database) -> usize {
+        match idle_connections(db) {
+            (Some(writer), idle) if idle.is_empty() => writer,
+            other => panic!("the upgrade's connection is not the only idle one: {other:?}"),
+        }
+    }
+
     /// After a commit a readonly transaction takes the connection that made it (SQLite kept
     /// that one's page cache alone), and the next readwrite transaction takes it back from the
     /// idle readers instead of opening another: one thread that writes and reads keeps to one
@@ -829,14 +842,8 @@ mod tests {
     #[test]
     fn a_thread_that_writes_and_reads_keeps_to_one_connection() -> Result<()> {
         let factory = Factory::temporary()?;
-        let db = factory.open("roles", Some(1), |tx, _, _| {
-            tx.create_object_store("s", None, false)?;
-            Ok(())
-        })?;
-        let (Some(writer), idle) = idle_connections(&db) else {
-            panic!("the upgrade's connection is not the idle writer");
-        };
-        assert_eq!(idle, Vec::<usize>::new());
+        let db = with_store(&factory, "roles")?;
+        let writer = only_idle_writer(&db);
         for round in 0..3 {
             let read = db.transaction(&["s"], TransactionMode::ReadOnly)?;
             assert_eq!(idle_connections(&db), (None, vec![]), "round {round}");
@@ -863,13 +870,8 @@ mod tests {
     #[test]
     fn the_reader_used_last_stays_warm() -> Result<()> {
         let factory = Factory::temporary()?;
-        let db = factory.open("warm", Some(1), |tx, _, _| {
-            tx.create_object_store("s", None, false)?;
-            Ok(())
-        })?;
-        let (Some(first), _) = idle_connections(&db) else {
-            panic!("the upgrade's connection is not the idle writer");
-        };
+        let db = with_store(&factory, "warm")?;
+        let first = only_idle_writer(&db);
         // The first takes the idle writer, the other two open connections; given back in
         // that order, the first is the one idle longest when the third comes back.
         let txs = (0..WARM_READERS + 1)
@@ -895,10 +897,7 @@ mod tests {
     #[test]
     fn a_start_without_waiting_takes_an_idle_reader_or_gives_none() -> Result<()> {
         let factory = Factory::temporary()?;
-        let db = factory.open("try", Some(1), |tx, _, _| {
-            tx.create_object_store("s", None, false)?;
-            Ok(())
-        })?;
+        let db = with_store(&factory, "try")?;
         let try_write = || {
             db.try_transaction_with_durability(
                 &["s"],
