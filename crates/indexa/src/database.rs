@@ -74,9 +74,8 @@ const COLD_READERS: usize = 62;
 
 /// The reader connections of a database between readonly transactions: up to
 /// [`WARM_READERS`] as their last transaction left them (the ones used last), and on a SQLite
-/// file up to
-/// [`COLD_READERS`] more whose page cache was freed, until the database's last open connection
-/// closes; a transaction takes a warm one first. Readers beyond those, and any whose
+/// file up to [`COLD_READERS`] more whose page cache was freed, until the database's last open
+/// connection closes; a transaction takes a warm one first. Readers beyond those, and any whose
 /// transaction did not end, are closed as their transactions end. On a server, where each is a
 /// server process, only the warm ones are kept.
 #[derive(Default)]
@@ -299,10 +298,7 @@ impl DatabaseShared {
     pub fn take_connection(&self, mode: TransactionMode) -> Result<(Connection, ConnectionKind)> {
         if mode == TransactionMode::ReadOnly {
             self.check_not_deleted()?;
-            let idle_writer = {
-                let mut slot = lock(&self.writer);
-                slot.conn.take()
-            };
+            let idle_writer = lock(&self.writer).conn.take();
             if let Some(conn) = idle_writer.or_else(|| lock(&self.readers).take()) {
                 return Ok((conn, ConnectionKind::Reader));
             }
@@ -318,13 +314,8 @@ impl DatabaseShared {
                 self.writer_freed(slot);
                 return Err(e);
             }
-            if let Some(conn) = slot.conn.take() {
-                slot.holder = Some(me);
-                return Ok((conn, ConnectionKind::Writer));
-            }
             if slot.holder.is_none() {
-                if let Some(conn) = lock(&self.readers).take() {
-                    slot.holder = Some(me);
+                if let Some(conn) = self.take_idle_as_writer(&mut slot, me) {
                     return Ok((conn, ConnectionKind::Writer));
                 }
                 // None idle (or closed with the last connection): connect again, holding the
@@ -369,13 +360,18 @@ impl DatabaseShared {
         if slot.holder.is_some() {
             return Ok(None);
         }
-        match slot.conn.take().or_else(|| lock(&self.readers).take()) {
-            Some(conn) => {
-                slot.holder = Some(thread::current().id());
-                Ok(Some((conn, ConnectionKind::Writer)))
-            }
-            None => Ok(None),
-        }
+        Ok(self
+            .take_idle_as_writer(&mut slot, thread::current().id())
+            .map(|conn| (conn, ConnectionKind::Writer)))
+    }
+
+    /// With the writer slot `slot` free (no holder), takes the idle writer connection or else
+    /// an idle reader for a writing transaction of thread `holder`; `None` when neither is
+    /// idle.
+    fn take_idle_as_writer(&self, slot: &mut WriterSlot, holder: ThreadId) -> Option<Connection> {
+        let conn = slot.conn.take().or_else(|| lock(&self.readers).take())?;
+        slot.holder = Some(holder);
+        Some(conn)
     }
 
     /// Waits on `writer_returned` with the writer slot `slot` locked.
@@ -880,14 +876,12 @@ mod tests {
         for tx in txs {
             tx.commit()?;
         }
-        let readers = lock(&db.shared.readers);
-        let address = |c: &Connection| &**c as *const _ as *const () as usize;
-        assert_eq!(
-            readers.cold.iter().map(address).collect::<Vec<_>>(),
-            [first]
-        );
-        assert!(!readers.warm.iter().map(address).any(|a| a == first));
-        assert_eq!(readers.warm.len(), WARM_READERS);
+        assert_eq!(idle_readers(&db), (WARM_READERS, 1));
+        let (None, idle) = idle_connections(&db) else {
+            panic!("a readonly transaction's connection went back to the writer");
+        };
+        assert!(!idle[..WARM_READERS].contains(&first));
+        assert_eq!(idle[WARM_READERS..], [first]);
         Ok(())
     }
 
