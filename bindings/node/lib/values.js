@@ -1,15 +1,15 @@
 'use strict';
 // Structured clone of record values (HTML "StructuredSerializeForStorage").
 //
-// The value is read once, as structured clone reads it: plain objects and dense arrays are
-// copied (getters run once), and a copy the engine's value model holds exactly (primitives,
-// plain objects, dense arrays, Dates, ArrayBuffers, no shared or cyclic references) is
-// stored as engine values, readable by every Indexa tool. Anything else structured clone
-// carries (Maps, Sets, typed arrays, BigInts, RegExps, Errors, boxed primitives, sparse
-// arrays, shared references, cycles, Blobs and Files …) is serialized with V8's value
-// serializer (what `structuredClone` uses, without Node's Buffer special case, so a Buffer
-// comes back as a plain Uint8Array) and deserialized once: key paths are evaluated on that
-// clone, never on the live value. It is stored as its serialization beside a projection of
+// The value is read once, as structured clone reads it (getters run once), and written as
+// it is read in the form the addon takes (wire.js). A value the engine's value model holds
+// exactly (primitives, plain objects, dense arrays, Dates, ArrayBuffers, no shared or cyclic
+// references) is stored as engine values, readable by every Indexa tool. Anything else
+// structured clone carries (Maps, Sets, typed arrays, BigInts, RegExps, Errors, boxed
+// primitives, sparse arrays, shared references, cycles, Blobs and Files …) is copied from
+// what was read, serialized with V8's value serializer (what `structuredClone` uses, without
+// Node's Buffer special case, so a Buffer comes back as a plain Uint8Array) and deserialized
+// once: key paths are evaluated on that clone, never on the live value. It is stored as its serialization beside a projection of
 // the clone: the projection carries what key paths can reach (own properties, Dates, binary
 // data, arrays, a Blob's size and type, a File's name and lastModified), so the engine
 // computes keys and index keys as usual.
@@ -24,6 +24,7 @@
 
 const v8 = require('node:v8');
 const types = require('node:util').types;
+const { Writer, decodeCopy } = require('./wire.js');
 
 const CLONE_FIELD = '\u0000v8';
 const FORMAT_V8 = 0x01;
@@ -82,57 +83,100 @@ function isPlainObject(o) {
   return proto === Object.prototype || proto === null;
 }
 
-const IN_PROGRESS = Symbol('in progress');
+/** Reads a Date's time value whatever its own or prototype's properties say. */
+const timeValue = Date.prototype.getTime;
 
 /**
- * A copy of `value` that reads each property once, as structured clone does: plain objects
- * and dense arrays are copied (with CreateDataProperty), everything else is kept as it is for
- * V8's serializer to read. `state.plain` ends false when the value is not held exactly by
- * the engine's value model (anything kept as it is but Dates without own properties and
- * ArrayBuffers, or a shared reference), `state.cycle` true when a plain object or array
- * refers back to one of its ancestors (the copy then cannot stand for the value).
+ * Writes `value` to `w` reading each property once, as structured clone does (`walk`:
+ * `{ seen, held, plain, cycle }`, `top` for the value itself): primitives, plain objects,
+ * dense arrays, Dates without own properties and ArrayBuffers in the engine's form;
+ * everything else as held (kept as it is for V8's serializer) and each object met again as
+ * shared. `walk.plain` ends false when the value is not held exactly by the engine's value
+ * model (something held, a shared reference, or a top-level property named like
+ * `CLONE_FIELD`), `walk.cycle` true when a plain object or array refers back to one of its
+ * ancestors (a copy then cannot stand for the value). `walk.seen` maps each object met to its
+ * ordinal (its complement while its members are being written).
  */
-function copyPlain(value, copies, state) {
-  const t = typeof value;
-  if (t !== 'object' || value === null) {
-    if (t === 'bigint' || t === 'symbol' || t === 'function') state.plain = false;
-    return value;
+function writeClone(w, value, walk, top) {
+  if (typeof value !== 'object' || value === null) {
+    if (!w.primitive(value)) hold(w, value, walk, false);
+    return;
   }
-  const known = copies.get(value);
+  const seen = walk.seen;
+  const known = seen.get(value);
   if (known !== undefined) {
-    state.plain = false;
-    if (known === IN_PROGRESS) state.cycle = true;
-    return known;
+    walk.plain = false;
+    if (known < 0) walk.cycle = true;
+    w.shared(known < 0 ? ~known : known);
+    return;
   }
-  let copy = value;
+  const ordinal = seen.size;
   if (types.isDate(value)) {
-    if (Object.keys(value).length > 0) state.plain = false;
+    seen.set(value, ordinal);
+    if (Object.keys(value).length > 0) hold(w, value, walk, true);
+    else w.date(timeValue.call(value));
   } else if (types.isArrayBuffer(value)) {
-    // Held as binary.
+    seen.set(value, ordinal);
+    w.binary(value);
   } else if (Array.isArray(value)) {
     if (types.isProxy(value) || Object.getPrototypeOf(value) !== Array.prototype
       || Object.keys(value).length !== value.length) {
-      state.plain = false;
+      seen.set(value, ordinal);
+      hold(w, value, walk, true);
     } else {
-      copies.set(value, IN_PROGRESS);
-      copy = value.map((item) => copyPlain(item, copies, state));
+      seen.set(value, ~ordinal);
+      const length = value.length;
+      w.array(length);
+      for (let i = 0; i < length; i++) writeClone(w, value[i], walk, false);
+      seen.set(value, ordinal);
     }
   } else if (types.isProxy(value) || !isPlainObject(value)) {
     if (value instanceof Event || value instanceof EventTarget) {
       throw dataCloneError(`${Object.prototype.toString.call(value)} is a platform object`);
     }
-    state.plain = false;
+    seen.set(value, ordinal);
+    hold(w, value, walk, true);
   } else {
-    copies.set(value, IN_PROGRESS);
+    seen.set(value, ~ordinal);
     const keys = Object.keys(value);
-    const entries = new Array(keys.length);
+    w.object(keys.length);
     for (let i = 0; i < keys.length; i++) {
-      entries[i] = [keys[i], copyPlain(value[keys[i]], copies, state)];
+      const name = keys[i];
+      if (top && name === CLONE_FIELD) walk.plain = false;
+      w.string(name);
+      writeClone(w, value[name], walk, false);
     }
-    copy = Object.fromEntries(entries);
+    seen.set(value, ordinal);
   }
-  copies.set(value, copy);
-  return copy;
+}
+
+/** Writes `value` as held: the engine's value model does not hold it. */
+function hold(w, value, walk, object) {
+  walk.plain = false;
+  w.held(walk.held.push(value) - 1, object);
+}
+
+/**
+ * Writes a projection (`project`'s result: primitives, Dates, binary data, dense arrays and
+ * objects of data properties) to `w`; typed arrays and DataViews as their bytes.
+ */
+function writeProjection(w, value) {
+  if (w.primitive(value)) return;
+  if (types.isDate(value)) {
+    w.date(timeValue.call(value));
+  } else if (types.isArrayBuffer(value) || ArrayBuffer.isView(value)) {
+    w.binary(value);
+  } else if (Array.isArray(value)) {
+    w.array(value.length);
+    for (let i = 0; i < value.length; i++) writeProjection(w, value[i]);
+  } else {
+    const keys = Object.keys(value);
+    w.object(keys.length);
+    for (const name of keys) {
+      w.string(name);
+      writeProjection(w, value[name]);
+    }
+  }
 }
 
 /**
@@ -175,27 +219,39 @@ function project(value, ancestors) {
   return out;
 }
 
+/** The writer of `cloneForStorage`; a clone made while one is being made uses its own. */
+const writer = new Writer();
+let writerInUse = false;
+
 /**
  * Clones `value` for storage (structured clone, then the storage form):
- * `{ value, bytes, blobs }` — `value` the engine value (the clone itself, or the projection
- * when `bytes` holds the serialization), `blobs` the Blobs and Files in the value, whose
- * bytes `withBlobBytes` adds to `bytes` once read. Throws a `DataCloneError` DOMException
- * for what structured clone rejects (functions, symbols, WeakMaps, Events, other platform
- * objects).
+ * `{ value, bytes, blobs }` — `value` the engine value as the addon reads it (wire.js: the
+ * clone itself, or the projection when `bytes` holds the serialization), `blobs` the Blobs
+ * and Files in the value, whose bytes `withBlobBytes` adds to `bytes` once read. Throws a
+ * `DataCloneError` DOMException for what structured clone rejects (functions, symbols,
+ * WeakMaps, Events, other platform objects).
  */
 function cloneForStorage(value) {
-  const state = { plain: true, cycle: false };
-  const copy = copyPlain(value, new Map(), state);
-  if (state.plain && typeof copy === 'object' && copy !== null && Object.prototype.hasOwnProperty.call(copy, CLONE_FIELD)) {
-    state.plain = false;
+  const own = !writerInUse;
+  const w = own ? writer : new Writer();
+  writerInUse = true;
+  try {
+    w.reset();
+    const walk = { seen: new Map(), held: [], plain: true, cycle: false };
+    writeClone(w, value, walk, true);
+    const blobs = [];
+    if (walk.plain) return { value: w.bytes(), bytes: undefined, blobs };
+    // A cyclic value is serialized as it is: its plain objects' getters then run a second time.
+    const copy = walk.cycle ? value : decodeCopy(w.bytes(), walk.held);
+    const v8Bytes = serialize(copy, blobs);
+    const clone = deserialize(v8Bytes, blobs);
+    const bytes = blobs.length === 0 ? Buffer.concat([Buffer.of(FORMAT_V8), v8Bytes]) : v8Bytes;
+    w.reset();
+    writeProjection(w, project(clone, new Set()));
+    return { value: w.bytes(), bytes, blobs };
+  } finally {
+    if (own) writerInUse = false;
   }
-  const blobs = [];
-  if (state.plain) return { value: copy, bytes: undefined, blobs };
-  // A cyclic value is serialized as it is: its plain objects' getters then run a second time.
-  const v8Bytes = serialize(state.cycle ? value : copy, blobs);
-  const clone = deserialize(v8Bytes, blobs);
-  const bytes = blobs.length === 0 ? Buffer.concat([Buffer.of(FORMAT_V8), v8Bytes]) : v8Bytes;
-  return { value: project(clone, new Set()), bytes, blobs };
 }
 
 /** The storage bytes of a clone holding Blobs, given each Blob's bytes (in `blobs` order). */

@@ -6,6 +6,13 @@
 // property named `__proto__` is an own property), dense arrays, Dates, ArrayBuffers; a value
 // stored with V8's serialization comes as a Buffer of it, with the injected key as
 // `indexaKey` (values.js `revive`).
+//
+// Values to store go the other way in the same form: values.js walks the value once with a
+// `Writer` (its clone, or the clone's projection), and the addon reads the buffer
+// (src/wire.rs `read_value`). When the walk meets what the engine's value model does not
+// hold, it writes that part as held (an index in a list of JavaScript values) and a repeated
+// object as shared (its ordinal among the objects written so far); `decodeCopy` makes the
+// copy of the value from such bytes, for V8's serializer.
 
 const KIND_VALUE = 0;
 const KIND_VALUES = 1;
@@ -26,6 +33,11 @@ const TAG_BINARY = 9;
 const TAG_ARRAY = 10;
 const TAG_OBJECT = 11;
 const TAG_CLONE = 12;
+// Only in a walk's bytes, never sent to the addon: a JavaScript value kept as it is (an
+// object among them counts as an object for TAG_SHARED), and a repeated object.
+const TAG_HELD = 13;
+const TAG_HELD_OBJECT = 14;
+const TAG_SHARED = 15;
 
 /** Longer ASCII strings are sliced out by Buffer's Latin-1 decoder; shorter ones built here. */
 const SHORT_ASCII = 24;
@@ -35,6 +47,9 @@ const SHORT_NAME = 32;
 // The buffer being decoded and the position in it.
 let b = null;
 let p = 0;
+// While `decodeCopy` runs: the held values, and the objects made so far, by ordinal.
+let held = null;
+let copies = null;
 
 const f64 = new Float64Array(1);
 const f64Bytes = new Uint8Array(f64.buffer);
@@ -129,22 +144,22 @@ function value() {
     }
     case TAG_ASCII: return ascii(varint());
     case TAG_UTF16: return utf16(varint());
-    case TAG_DATE: return new Date(float());
+    case TAG_DATE: return copied(new Date(float()));
     case TAG_BINARY: {
       const length = varint();
       const start = b.byteOffset + p;
       p += length;
-      return b.buffer.slice(start, start + length);
+      return copied(b.buffer.slice(start, start + length));
     }
     case TAG_ARRAY: {
       const length = varint();
-      const array = new Array(length);
+      const array = copied(new Array(length));
       for (let i = 0; i < length; i++) createDataProperty(array, Array.prototype, i, value());
       return array;
     }
     case TAG_OBJECT: {
       const count = varint();
-      const object = {};
+      const object = copied({});
       for (let i = 0; i < count; i++) {
         const name = propertyName();
         createDataProperty(object, Object.prototype, name, value());
@@ -159,9 +174,25 @@ function value() {
       if (key !== undefined) clone.indexaKey = key;
       return clone;
     }
+    case TAG_HELD:
+      if (held === null) break;
+      return held[varint()];
+    case TAG_HELD_OBJECT:
+      if (held === null) break;
+      return copied(held[varint()]);
+    case TAG_SHARED:
+      if (held === null) break;
+      return copies[varint()];
     default:
-      throw new DOMException(`unknown tag ${b[p - 1]} in a reply`, 'UnknownError');
+      break;
   }
+  throw new DOMException(`unknown tag ${b[p - 1]} in a reply`, 'UnknownError');
+}
+
+/** `object`, counted among the objects of the copy that `decodeCopy` makes. */
+function copied(object) {
+  if (copies !== null) copies.push(object);
+  return object;
 }
 
 /** The result at `at` in a batch's buffer, in the shape the request's conversion takes. */
@@ -169,8 +200,12 @@ function decodeReply(buffer, at) {
   // A getter or proxy that the checks for setters meet may run code that decodes another.
   const outer = b;
   const outerAt = p;
+  const outerHeld = held;
+  const outerCopies = copies;
   b = buffer;
   p = at;
+  held = null;
+  copies = null;
   try {
     const kind = b[p++];
     const count = varint();
@@ -194,7 +229,188 @@ function decodeReply(buffer, at) {
   } finally {
     b = outer;
     p = outerAt;
+    held = outerHeld;
+    copies = outerCopies;
   }
 }
 
-module.exports = { decodeReply };
+/**
+ * The copy of the value a walk wrote as `bytes` (from a `Writer`'s `bytes()`), with `heldValues`
+ * for its held parts: plain objects and arrays made afresh with their data properties, held
+ * parts as they are, each shared object the same copy wherever it recurs.
+ */
+function decodeCopy(bytes, heldValues) {
+  const outer = b;
+  const outerAt = p;
+  const outerHeld = held;
+  const outerCopies = copies;
+  b = Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+  p = 0;
+  held = heldValues;
+  copies = [];
+  try {
+    return value();
+  } finally {
+    b = outer;
+    p = outerAt;
+    held = outerHeld;
+    copies = outerCopies;
+  }
+}
+
+/** Up to this length a string is written unit by unit; longer ones by Buffer's encoders. */
+const SHORT_WRITE = 64;
+const NOT_ASCII = /[^\x00-\x7f]/;
+/** The size of the buffers a `Writer` writes into and hands out views of. */
+const SLAB = 64 * 1024;
+
+/**
+ * Writes values in the addon's form. It writes into a buffer of `SLAB` bytes (a larger one
+ * when a value needs it) and hands out what was written as views of it (`bytes()`), so a
+ * value costs no copy; each view keeps its buffer alive.
+ */
+class Writer {
+  constructor() {
+    this.buf = Buffer.allocUnsafeSlow(SLAB);
+    this.start = 0;
+    this.at = 0;
+  }
+
+  /** Drops what was written since the last `bytes()`. */
+  reset() { this.at = this.start; }
+
+  /** Room for `n` more bytes. */
+  room(n) {
+    if (this.at + n <= this.buf.length) return;
+    const used = this.at - this.start;
+    const grown = Buffer.allocUnsafeSlow(Math.max(SLAB, 2 * (used + n)));
+    this.buf.copy(grown, 0, this.start, this.at);
+    this.buf = grown;
+    this.start = 0;
+    this.at = used;
+  }
+
+  tag(t) {
+    this.room(1);
+    this.buf[this.at++] = t;
+  }
+
+  /** `v` when it is a string, number, boolean, `undefined` or `null`; false for anything else. */
+  primitive(v) {
+    switch (typeof v) {
+      case 'string': this.string(v); return true;
+      case 'number': this.number(v); return true;
+      case 'boolean': this.tag(v ? TAG_TRUE : TAG_FALSE); return true;
+      case 'undefined': this.tag(TAG_UNDEFINED); return true;
+      default:
+        if (v !== null) return false;
+        this.tag(TAG_NULL);
+        return true;
+    }
+  }
+
+  /** `t` and the varint `n` (room for them already made). */
+  header(t, n) {
+    const buf = this.buf;
+    let at = this.at;
+    buf[at++] = t;
+    while (n >= 0x80) {
+      buf[at++] = (n & 0x7f) | 0x80;
+      n = Math.floor(n / 0x80);
+    }
+    buf[at++] = n;
+    this.at = at;
+  }
+
+  number(n) {
+    this.room(10);
+    if ((n | 0) === n && !(n === 0 && 1 / n < 0)) this.header(TAG_INT, ((n << 1) ^ (n >> 31)) >>> 0);
+    else this.double(TAG_NUMBER, n);
+  }
+
+  date(ms) {
+    this.room(9);
+    this.double(TAG_DATE, ms);
+  }
+
+  /** `t` and the 8 bytes of `n` (room made already). */
+  double(t, n) {
+    const buf = this.buf;
+    const at = this.at;
+    buf[at] = t;
+    f64[0] = n;
+    for (let i = 0; i < 8; i++) buf[at + 1 + i] = f64Bytes[i];
+    this.at = at + 9;
+  }
+
+  /** A string: ASCII one byte per unit, anything else as UTF-16 code units (lone surrogates kept). */
+  string(s) {
+    const n = s.length;
+    this.room(6 + 2 * n);
+    const start = this.at;
+    this.header(TAG_ASCII, n);
+    const buf = this.buf;
+    const at = this.at;
+    if (n <= SHORT_WRITE) {
+      let i = 0;
+      for (; i < n; i++) {
+        const u = s.charCodeAt(i);
+        if (u >= 0x80) break;
+        buf[at + i] = u;
+      }
+      if (i === n) {
+        this.at = at + n;
+        return;
+      }
+    } else if (!NOT_ASCII.test(s)) {
+      this.at = at + buf.write(s, at, n, 'latin1');
+      return;
+    }
+    buf[start] = TAG_UTF16;
+    this.at = at + buf.write(s, at, 2 * n, 'utf16le');
+  }
+
+  /** The bytes of an ArrayBuffer or a view of one (a detached one has none). */
+  binary(source) {
+    const n = source.byteLength;
+    this.room(6 + n);
+    this.header(TAG_BINARY, n);
+    if (n === 0) return;
+    const bytes = ArrayBuffer.isView(source)
+      ? new Uint8Array(source.buffer, source.byteOffset, n)
+      : new Uint8Array(source);
+    this.buf.set(bytes, this.at);
+    this.at += n;
+  }
+
+  array(length) {
+    this.room(6);
+    this.header(TAG_ARRAY, length);
+  }
+
+  object(count) {
+    this.room(6);
+    this.header(TAG_OBJECT, count);
+  }
+
+  /** The `i`th held value; `object`: it counts as an object for `shared`. */
+  held(i, object) {
+    this.room(6);
+    this.header(object ? TAG_HELD_OBJECT : TAG_HELD, i);
+  }
+
+  /** The object of ordinal `i` again. */
+  shared(i) {
+    this.room(6);
+    this.header(TAG_SHARED, i);
+  }
+
+  /** What was written since the last `bytes()` (or `reset()`), as a view. */
+  bytes() {
+    const out = new Uint8Array(this.buf.buffer, this.buf.byteOffset + this.start, this.at - this.start);
+    this.start = this.at;
+    return out;
+  }
+}
+
+module.exports = { decodeReply, decodeCopy, Writer };

@@ -8,12 +8,11 @@
 //! Values: the JavaScript layer hands over either a value that Indexa's value model holds
 //! exactly (primitives, plain objects, dense arrays, Dates, ArrayBuffers) or, for everything
 //! else structured clone carries, a *projection* of it plus V8's serialization of the whole
-//! value; see [`CLONE_FIELD`].
+//! value; see [`CLONE_FIELD`]. Either comes written as `lib/wire.js` writes values
+//! ([`crate::wire::read_value`]); [`stored_value`] puts the two together.
 
-use indexa::{Key, Object, Utf16String, Value, MAX_KEY_DEPTH, MAX_VALUE_DEPTH};
-use napi::{
-    sys, Env, JsDate, JsObject, JsString, JsUnknown, NapiRaw, NapiValue, Result, ValueType,
-};
+use indexa::{Key, Object, Utf16String, Value, MAX_KEY_DEPTH};
+use napi::{sys, Env, JsDate, JsObject, JsString, JsUnknown, NapiRaw, Result, ValueType};
 
 /// The property that holds the serialization of a value Indexa's value model cannot hold
 /// exactly (Maps, Sets, typed arrays, BigInts, Blobs, shared references, cycles …). It sits
@@ -140,22 +139,6 @@ fn is_detached(env: &Env, value: &JsUnknown) -> Result<bool> {
         sys::napi_is_detached_arraybuffer(env_raw, buffer, &mut detached)
     })?;
     Ok(detached)
-}
-
-/// `Object.keys(object)`: own enumerable string-keyed properties, as an array of strings.
-fn own_enumerable_string_keys(env: &Env, object: &JsObject) -> Result<JsObject> {
-    let mut out = std::ptr::null_mut();
-    napi::check_status!(unsafe {
-        sys::napi_get_all_property_names(
-            env.raw(),
-            object.raw(),
-            sys::KeyCollectionMode::own_only,
-            sys::KeyFilter::enumerable | sys::KeyFilter::skip_symbols,
-            sys::KeyConversion::numbers_to_strings,
-            &mut out,
-        )
-    })?;
-    Ok(unsafe { JsObject::from_raw_unchecked(env.raw(), out) })
 }
 
 fn copy_bytes(data: *mut std::ffi::c_void, len: usize) -> Vec<u8> {
@@ -310,67 +293,6 @@ fn array_of(env: &Env, elements: Vec<JsUnknown>, names: &mut Names) -> Result<Js
     }
     create_data_properties(env, unsafe { array.raw() }, &properties)?;
     Ok(array.into_unknown())
-}
-
-/// A JavaScript value the engine's value model holds exactly (the JavaScript layer sends
-/// nothing else): primitives, Dates, buffer sources (as their bytes), dense arrays and plain
-/// objects' own enumerable string-keyed properties.
-///
-/// # Errors
-/// `DataError` when it nests deeper than the engine stores; `DataCloneError` for a function,
-/// symbol or BigInt.
-pub fn js_to_value(env: &Env, value: JsUnknown, depth: usize) -> Result<Value> {
-    Ok(match value.get_type()? {
-        ValueType::Undefined => Value::Undefined,
-        ValueType::Null => Value::Null,
-        ValueType::Boolean => Value::Bool(value.coerce_to_bool()?.get_value()?),
-        ValueType::Number => Value::Number(value.coerce_to_number()?.get_double()?),
-        ValueType::String => Value::String(js_string_units(value)?),
-        ValueType::Object => {
-            if value.is_date()? {
-                let date: JsDate = unsafe { value.cast() };
-                return Ok(Value::Date(date.value_of()?));
-            }
-            if let Some(bytes) = buffer_source_bytes(env, &value)? {
-                return Ok(Value::Binary(bytes));
-            }
-            if depth + 1 > MAX_VALUE_DEPTH - 1 {
-                return Err(named_error(
-                    "DataError",
-                    format!(
-                        "the value nests arrays and objects deeper than {} levels",
-                        MAX_VALUE_DEPTH - 1
-                    ),
-                ));
-            }
-            let object: JsObject = unsafe { value.cast() };
-            if object.is_array()? {
-                let len = object.get_array_length()?;
-                let mut items = Vec::with_capacity(len as usize);
-                for i in 0..len {
-                    items.push(js_to_value(env, object.get_element(i)?, depth + 1)?);
-                }
-                Value::Array(items)
-            } else {
-                let names = own_enumerable_string_keys(env, &object)?;
-                let len = names.get_array_length()?;
-                let mut map = Object::with_capacity_and_hasher(len as usize, Default::default());
-                for i in 0..len {
-                    let name: JsString = names.get_element(i)?;
-                    let item: JsUnknown = object.get_property(name)?;
-                    let units = js_string_units(name.into_unknown())?;
-                    map.insert(units, js_to_value(env, item, depth + 1)?);
-                }
-                Value::Object(map)
-            }
-        }
-        other => {
-            return Err(named_error(
-                "DataCloneError",
-                format!("a {other:?} value cannot be cloned"),
-            ))
-        }
-    })
 }
 
 /// The value as stored: the projection alone, or with V8's serialization of the whole value

@@ -20,14 +20,14 @@ use indexa::{
     extract_key_from_value_using_key_path, CursorDirection, Durability, Factory, KeyPath,
     KeyPathExtraction, KeyRange, TransactionMode, Utf16String,
 };
-use napi::bindgen_prelude::{AsyncTask, Buffer, Either};
+use napi::bindgen_prelude::{AsyncTask, Buffer, BufferSlice, Either};
 use napi::threadsafe_function::{
     ErrorStrategy, ThreadSafeCallContext, ThreadsafeFunction, ThreadsafeFunctionCallMode,
 };
 use napi::{Env, JsBoolean, JsFunction, JsObject, JsString, JsUnknown, Result, Task, ValueType};
 use napi_derive::napi;
 
-use convert::{engine_error, js_to_value, key_to_js, named_error, required_key, stored_value};
+use convert::{engine_error, key_to_js, named_error, required_key, stored_value};
 use worker::{Event, Events, Op, Payload, ReadKind, Reply};
 
 /// A key path as JavaScript gives it: a string or a list of strings.
@@ -97,18 +97,6 @@ pub fn normalize_key(env: Env, value: JsUnknown) -> Result<JsUnknown> {
 #[napi]
 pub fn validate_key_path(key_path: JsKeyPath) -> Result<()> {
     parse_key_path(&key_path).map(|_| ())
-}
-
-/// The key a key path yields on a value (`undefined` for the spec's failure or an invalid
-/// key), as used by `IDBCursor.update`'s checks.
-#[napi]
-pub fn extract_key(env: Env, value: JsUnknown, key_path: JsKeyPath) -> Result<JsUnknown> {
-    let kp = parse_key_path(&key_path)?;
-    let v = js_to_value(&env, value, 0)?;
-    match extract_key_from_value_using_key_path(&v, &kp, false) {
-        KeyPathExtraction::Key(k) => key_to_js(&env, &k),
-        _ => Ok(env.get_undefined()?.into_unknown()),
-    }
 }
 
 /// The databases of one data directory (or of a private temporary one), or of one
@@ -450,13 +438,12 @@ fn read_kind(kind: &str) -> Result<ReadKind> {
 /// (`IDBObjectStore.put` steps on the clone: the key path must yield a valid key, or a key
 /// generator must be able to inject one).
 fn checked_value(
-    env: &Env,
-    value: JsUnknown,
+    value: &[u8],
     clone: Option<Buffer>,
     key_path: Option<&KeyPath>,
     auto_increment: bool,
 ) -> Result<indexa::Value> {
-    let stored = stored_value(js_to_value(env, value, 0)?, clone.map(|b| b.to_vec()));
+    let stored = stored_value(wire::read_value(value)?, clone.map(|b| b.to_vec()));
     if let Some(kp) = key_path {
         match extract_key_from_value_using_key_path(&stored, kp, false) {
             KeyPathExtraction::Key(_) => {}
@@ -716,8 +703,9 @@ impl NativeConnection {
         })
     }
 
-    /// `put` (or `add` with `no_overwrite`): `value` is the value or its projection, `clone`
-    /// its serialization when the value needs it; `key_path`/`auto_increment` describe the
+    /// `put` (or `add` with `no_overwrite`): `value` is the value or its projection as
+    /// `lib/wire.js` writes it (see [`wire::read_value`]), `clone` its serialization when the
+    /// value needs it; `key_path`/`auto_increment` describe the
     /// object store for the synchronous checks; with `check_only`, nothing else is done (a
     /// value holding Blobs is checked when placed and written once their bytes are read).
     #[napi]
@@ -728,7 +716,7 @@ impl NativeConnection {
         id: u32,
         tx: u32,
         store: JsString,
-        value: JsUnknown,
+        value: BufferSlice,
         clone: Option<Buffer>,
         key: JsUnknown,
         no_overwrite: bool,
@@ -757,7 +745,7 @@ impl NativeConnection {
             }
             _ => {}
         }
-        let value = checked_value(&env, value, clone, key_path.as_ref(), auto_increment)?;
+        let value = checked_value(&value, clone, key_path.as_ref(), auto_increment)?;
         if check_only == Some(true) {
             return Ok(());
         }
@@ -939,8 +927,9 @@ impl NativeConnection {
         })
     }
 
-    /// `update(value)` through cursor `cursor`; with in-line keys, the key path must yield
-    /// the cursor's primary key (`DataError` otherwise); `check_only` as for `put`.
+    /// `update(value)` through cursor `cursor`, `value` and `clone` as for `put`; with
+    /// in-line keys, the key path must yield the cursor's primary key (`DataError`
+    /// otherwise); `check_only` as for `put`.
     #[napi]
     #[allow(clippy::too_many_arguments)]
     pub fn cursor_update(
@@ -948,14 +937,14 @@ impl NativeConnection {
         env: Env,
         id: u32,
         cursor: u32,
-        value: JsUnknown,
+        value: BufferSlice,
         clone: Option<Buffer>,
         key_path: Option<JsKeyPath>,
         primary_key: JsUnknown,
         check_only: Option<bool>,
     ) -> Result<()> {
         let key_path = key_path.as_ref().map(parse_key_path).transpose()?;
-        let value = stored_value(js_to_value(&env, value, 0)?, clone.map(|b| b.to_vec()));
+        let value = stored_value(wire::read_value(&value)?, clone.map(|b| b.to_vec()));
         if let Some(kp) = &key_path {
             let primary = required_key(&env, primary_key)?;
             match extract_key_from_value_using_key_path(&value, kp, false) {

@@ -24,13 +24,18 @@
 //! length, V8's serialization of a value stored with one (see [`CLONE_FIELD`]), then the
 //! generated key injected into its projection or `undefined`). Keys use the same tags.
 //! Varints are unsigned LEB128.
+//!
+//! Values written go the other way in the same form: `lib/wire.js` writes the clone of a
+//! value to store (or its projection) with the tags from [`TAG_UNDEFINED`] to [`TAG_OBJECT`],
+//! and [`read_value`] makes the engine's value of it, so a value crosses Node-API as one
+//! buffer instead of a call per property.
 
 use indexa::{
-    extract_key_from_value_using_key_path, Key, KeyPath, KeyPathExtraction, Record, Utf16String,
-    Value,
+    extract_key_from_value_using_key_path, Key, KeyPath, KeyPathExtraction, Object, Record,
+    Utf16String, Value, MAX_VALUE_DEPTH,
 };
 
-use crate::convert::CLONE_FIELD;
+use crate::convert::{named_error, CLONE_FIELD};
 use crate::worker::Row;
 
 pub const KIND_VALUE: u8 = 0;
@@ -209,5 +214,136 @@ impl Writer<'_> {
                 }
             }
         }
+    }
+}
+
+/// The engine's value of a value written by `lib/wire.js` (tags [`TAG_UNDEFINED`] to
+/// [`TAG_OBJECT`]).
+///
+/// # Errors
+/// `DataError` when arrays and objects nest deeper than the engine stores (the message the
+/// engine's own check gives); `UnknownError` for bytes that are not such a value.
+pub fn read_value(bytes: &[u8]) -> napi::Result<Value> {
+    let mut r = Reader { bytes, at: 0 };
+    let value = r.value(0)?;
+    if r.at != bytes.len() {
+        return Err(r.malformed());
+    }
+    Ok(value)
+}
+
+struct Reader<'a> {
+    bytes: &'a [u8],
+    at: usize,
+}
+
+impl Reader<'_> {
+    fn malformed(&self) -> napi::Error {
+        named_error(
+            "UnknownError",
+            format!("the value's bytes are malformed at byte {}", self.at),
+        )
+    }
+
+    fn byte(&mut self) -> napi::Result<u8> {
+        let b = *self.bytes.get(self.at).ok_or_else(|| self.malformed())?;
+        self.at += 1;
+        Ok(b)
+    }
+
+    fn take(&mut self, n: usize) -> napi::Result<&[u8]> {
+        let end = self.at.checked_add(n).filter(|&e| e <= self.bytes.len());
+        let end = end.ok_or_else(|| self.malformed())?;
+        let out = &self.bytes[self.at..end];
+        self.at = end;
+        Ok(out)
+    }
+
+    fn varint(&mut self) -> napi::Result<usize> {
+        let mut n = 0usize;
+        for shift in (0..usize::BITS).step_by(7) {
+            let b = self.byte()?;
+            n |= usize::from(b & 0x7F) << shift;
+            if b < 0x80 {
+                return Ok(n);
+            }
+        }
+        Err(self.malformed())
+    }
+
+    fn f64(&mut self) -> napi::Result<f64> {
+        let bytes = self.take(8)?;
+        Ok(f64::from_le_bytes(bytes.try_into().expect("8 bytes")))
+    }
+
+    fn string(&mut self, tag: u8) -> napi::Result<Utf16String> {
+        let len = self.varint()?;
+        match tag {
+            TAG_ASCII => Ok(self.take(len)?.iter().map(|&b| u16::from(b)).collect()),
+            TAG_UTF16 => {
+                let bytes = self.take(len.checked_mul(2).ok_or_else(|| self.malformed())?)?;
+                Ok(bytes
+                    .chunks_exact(2)
+                    .map(|u| u16::from_le_bytes([u[0], u[1]]))
+                    .collect())
+            }
+            _ => Err(self.malformed()),
+        }
+    }
+
+    fn value(&mut self, depth: usize) -> napi::Result<Value> {
+        let tag = self.byte()?;
+        Ok(match tag {
+            TAG_UNDEFINED => Value::Undefined,
+            TAG_NULL => Value::Null,
+            TAG_FALSE => Value::Bool(false),
+            TAG_TRUE => Value::Bool(true),
+            TAG_NUMBER => Value::Number(self.f64()?),
+            TAG_INT => {
+                let z = self.varint()?;
+                let z = u32::try_from(z).map_err(|_| self.malformed())?;
+                Value::Number(f64::from((z >> 1) as i32 ^ -((z & 1) as i32)))
+            }
+            TAG_ASCII | TAG_UTF16 => Value::String(self.string(tag)?),
+            TAG_DATE => Value::Date(self.f64()?),
+            TAG_BINARY => {
+                let len = self.varint()?;
+                Value::Binary(self.take(len)?.to_vec())
+            }
+            TAG_ARRAY | TAG_OBJECT => {
+                if depth + 1 > MAX_VALUE_DEPTH - 1 {
+                    return Err(named_error(
+                        "DataError",
+                        format!(
+                            "the value nests arrays and objects deeper than {} levels",
+                            MAX_VALUE_DEPTH - 1
+                        ),
+                    ));
+                }
+                let len = self.varint()?;
+                // Each member takes at least one byte: a length beyond the bytes left is
+                // malformed, and bounds what is reserved.
+                if len > self.bytes.len() - self.at {
+                    return Err(self.malformed());
+                }
+                if tag == TAG_ARRAY {
+                    let mut items = Vec::with_capacity(len);
+                    for _ in 0..len {
+                        items.push(self.value(depth + 1)?);
+                    }
+                    Value::Array(items)
+                } else {
+                    let mut map = Object::with_capacity_and_hasher(len, Default::default());
+                    for _ in 0..len {
+                        let name_tag = self.byte()?;
+                        let name = self.string(name_tag)?;
+                        let item = self.value(depth + 1)?;
+                        map.insert(name, item);
+                    }
+                    Value::Object(map)
+                }
+            }
+            _ => return Err(self.malformed()),
+        })
     }
 }

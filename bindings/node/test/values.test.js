@@ -82,6 +82,23 @@ test('DataCloneError for functions, symbols, Events, WeakMaps; nothing is stored
   db.close();
 });
 
+test('DataError for a value nested deeper than the engine stores (511 levels); nothing is stored', async () => {
+  const { db } = await store();
+  const nest = (levels) => {
+    let v = 'leaf';
+    for (let i = 0; i < levels; i++) v = i % 2 === 0 ? { v } : [v];
+    return v;
+  };
+  const tx = db.transaction('s', 'readwrite');
+  const s = tx.objectStore('s');
+  assert.throws(() => s.put(nest(512), 1), { name: 'DataError', message: /deeper than 511 levels/ });
+  assert.throws(() => s.put({ ok: 1, m: new Map(), deep: nest(512) }, 2), { name: 'DataError' });
+  s.put(nest(511), 3);
+  assert.deepEqual(await done(s.getAllKeys()), [3]);
+  await finished(tx);
+  db.close();
+});
+
 test('key paths are evaluated on the clone: a getter runs once, with the transaction inactive', async () => {
   const { db } = await store({ keyPath: 'id' });
   const tx = db.transaction('s', 'readwrite');
@@ -100,6 +117,65 @@ test('key paths are evaluated on the clone: a getter runs once, with the transac
   assert.equal(inactive, 'TransactionInactiveError');
   assert.deepEqual(await done(s.get(101)), { id: 101 });
   await finished(tx);
+  db.close();
+});
+
+test('a value with parts the engine does not hold is read once: getters, shared references, a put from a getter', async () => {
+  const { factory } = freshFactory();
+  const db2 = await open(factory, 'db', 1, (d) => {
+    d.createObjectStore('s', { keyPath: 'id' });
+    d.createObjectStore('t');
+  });
+  const other = db2.transaction('t', 'readwrite');
+  const otherDone = finished(other);
+  const tx = db2.transaction('s', 'readwrite');
+  let calls = 0;
+  const shared = { n: 1 };
+  const when = new Date(5);
+  const value = {
+    id: 7,
+    first: shared,
+    list: [shared, when, when],
+    nested: {
+      get late() {
+        calls++;
+        // A clone made while this one is being made: another transaction's put.
+        other.objectStore('t').put({ name: 'from a getter', n: 'ü'.repeat(70) }, 1);
+        return { map: new Map([[1, 'one']]) };
+      },
+    },
+    bytes: new Uint8Array([3, 4]),
+  };
+  tx.objectStore('s').put(value);
+  assert.equal(calls, 1);
+  await finished(tx);
+  await otherDone;
+  const back = await done(db2.transaction('s').objectStore('s').get(7));
+  assert.equal(calls, 1);
+  assert.equal(back.first, back.list[0]);
+  assert.deepEqual(back.first, { n: 1 });
+  assert.equal(back.list[1], back.list[2]);
+  assert.equal(back.list[1].getTime(), 5);
+  assert.ok(back.nested.late.map instanceof Map);
+  assert.equal(back.nested.late.map.get(1), 'one');
+  assert.ok(back.bytes instanceof Uint8Array);
+  assert.deepEqual([...back.bytes], [3, 4]);
+  assert.deepEqual(await done(db2.transaction('t').objectStore('t').get(1)), { name: 'from a getter', n: 'ü'.repeat(70) });
+  db2.close();
+});
+
+test('in-line keys and index keys from a value held with its serialization: a typed array is a binary key', async () => {
+  const { factory } = freshFactory();
+  const db = await open(factory, 'db', 1, (d) => {
+    d.createObjectStore('s', { keyPath: 'k' }).createIndex('by_tag', 'meta.tag');
+  });
+  const tx = db.transaction('s', 'readwrite');
+  const s = tx.objectStore('s');
+  assert.deepEqual(new Uint8Array(await done(s.put({ k: new Uint8Array([1, 2]), meta: { tag: 'x' }, m: new Set([1]) }))), new Uint8Array([1, 2]));
+  await finished(tx);
+  const back = await done(db.transaction('s').objectStore('s').index('by_tag').get('x'));
+  assert.ok(back.k instanceof Uint8Array);
+  assert.ok(back.m instanceof Set);
   db.close();
 });
 

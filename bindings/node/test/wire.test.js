@@ -1,10 +1,12 @@
 'use strict';
 // Results that carry records reach JavaScript as one buffer per batch of replies, decoded by
 // lib/wire.js: every kind of value and key comes back exactly, through every read that
-// returns records, and property names are right however many there are.
+// returns records, and property names are right however many there are. Values are written
+// in the same form (values.js), so the same values test the way in.
 const test = require('node:test');
 const assert = require('node:assert/strict');
 const { freshFactory, open, done, finished } = require('./helpers.js');
+const { IDBKeyRange } = require('..');
 
 const LONG_ASCII = 'a string of more than twenty-four ASCII characters';
 const NON_ASCII = 'héllo wörld ✓ 𝄞';
@@ -31,8 +33,12 @@ function everything(id) {
     empty: '',
     short: 'abc',
     long: LONG_ASCII,
+    longer: LONG_ASCII.repeat(3),
     nonAscii: NON_ASCII,
+    longNonAscii: NON_ASCII.repeat(8),
     lone: LONE,
+    longLone: LONE.repeat(30),
+    loneAtEnd: `${'a'.repeat(70)}\uD800`,
     date: new Date(Date.UTC(2020, 1, 29, 12, 0, 0, 5)),
     invalidDate: new Date(NaN),
     bytes,
@@ -113,6 +119,33 @@ test('every kind of value and key comes back exactly through get, getAll, getAll
   assert.ok(walked[2][0] instanceof Date);
   assert.ok(walked[6][0] instanceof ArrayBuffer);
   assert.ok(walked[7][0][1][1] instanceof Date);
+  db.close();
+});
+
+test('values larger than the writer\'s buffer, and many values one after the other, are written whole', async () => {
+  const { factory } = freshFactory();
+  const db = await open(factory, 'db', 1, (d) => d.createObjectStore('s'));
+  const big = {
+    text: 'x'.repeat(100000),
+    wide: '\u00e9'.repeat(50000),
+    bytes: new Uint8Array(70000).map((_, i) => i % 251).buffer,
+    list: Array.from({ length: 5000 }, (_, i) => ({ i, s: `item ${i}` })),
+  };
+  let tx = db.transaction('s', 'readwrite');
+  const s = tx.objectStore('s');
+  for (let i = 0; i < 2000; i++) s.put({ i, name: `record ${i}` }, i);
+  s.put(big, 'big');
+  s.put({ after: 'big' }, 'next');
+  await finished(tx);
+  tx = db.transaction('s');
+  const all = await done(tx.objectStore('s').getAll(IDBKeyRange.upperBound(1999)));
+  all.forEach((v, i) => assert.deepEqual(v, { i, name: `record ${i}` }));
+  const back = await done(tx.objectStore('s').get('big'));
+  assert.equal(back.text, big.text);
+  assert.equal(back.wide, big.wide);
+  assert.deepEqual(new Uint8Array(back.bytes), new Uint8Array(big.bytes));
+  assert.deepEqual(back.list, big.list);
+  assert.deepEqual(await done(tx.objectStore('s').get('next')), { after: 'big' });
   db.close();
 });
 
