@@ -6,7 +6,7 @@
 
 const { internal, illegal } = require('./internal.js');
 const { defineInterface, enforceRangeUnsigned } = require('./webidl.js');
-const { toRange, cmp } = require('./IDBKeyRange.js');
+const { toRange, key: toKey, cmp } = require('./IDBKeyRange.js');
 const { revive } = require('./values.js');
 const { liveStore, liveIndex } = require('./schema.js');
 const { checkActive } = require('./transactionLifecycle.js');
@@ -214,7 +214,7 @@ class IDBCursor {
     // IDBCursor.continue(): the transaction, source and position are checked before the key.
     checkSource(this);
     checkPositioned(this);
-    const k = toRange(key, true)[0];
+    const k = toKey(key);
     const c = cmp(k, ci.key);
     const reverse = ci.direction.startsWith('prev');
     if ((!reverse && c <= 0) || (reverse && c >= 0)) {
@@ -231,8 +231,8 @@ class IDBCursor {
     if (ci.index === null) throw new DOMException('only index cursors have primary keys to continue to', 'InvalidAccessError');
     if (ci.direction.endsWith('unique')) throw new DOMException('continuePrimaryKey() needs a next or prev cursor', 'InvalidAccessError');
     checkPositioned(this);
-    const k = toRange(key, true)[0];
-    const p = toRange(primaryKey, true)[0];
+    const k = toKey(key);
+    const p = toKey(primaryKey);
     const c = cmp(k, ci.key);
     const reverse = ci.direction === 'prev';
     const pc = cmp(p, ci.primaryKey);

@@ -4,6 +4,13 @@
 const native = require('./native.js');
 const { rethrow } = require('./errors.js');
 const { defineInterface } = require('./webidl.js');
+const { Writer } = require('./wire.js');
+
+// A range's flags in its native form (src/wire.rs `read_range`).
+const RANGE_LOWER = 1;
+const RANGE_UPPER = 2;
+const RANGE_LOWER_OPEN = 4;
+const RANGE_UPPER_OPEN = 8;
 
 function key(value) {
   // A number other than NaN is a key as it is (-0 becomes 0), without a native call.
@@ -24,6 +31,7 @@ function cmp(a, b) {
 }
 
 const bounds = Symbol('bounds');
+const written = Symbol('written');
 
 class IDBKeyRange {
   constructor() {
@@ -80,21 +88,36 @@ defineInterface(IDBKeyRange, 'IDBKeyRange', {
 function make(lower, upper, lowerOpen, upperOpen) {
   const r = Object.create(IDBKeyRange.prototype);
   r[bounds] = [lower, upper, lowerOpen, upperOpen];
+  r[written] = null;
   return r;
 }
 
-/**
- * A query as the native layer takes it: `[lower, upper, lowerOpen, upperOpen]`, or null for
- * none. A key becomes a one-key range; `required` makes a missing query a DataError.
- */
-function toRange(query, required) {
-  if (query instanceof IDBKeyRange) return query[bounds];
-  if (query === undefined || query === null) {
-    if (required) throw new DOMException('a key or key range is required', 'DataError');
-    return null;
-  }
-  const k = key(query);
-  return [k, k, false, false];
+const writer = new Writer();
+
+/** A range in the form the addon reads (src/wire.rs `read_range`): flags, then the bounds' keys. */
+function write(lower, upper, lowerOpen, upperOpen) {
+  writer.tag((lower !== undefined ? RANGE_LOWER : 0) | (upper !== undefined ? RANGE_UPPER : 0)
+    | (lowerOpen ? RANGE_LOWER_OPEN : 0) | (upperOpen ? RANGE_UPPER_OPEN : 0));
+  if (lower !== undefined) writer.key(lower);
+  if (upper !== undefined) writer.key(upper);
+  return writer.bytes();
 }
 
-module.exports = { IDBKeyRange, toRange, cmp };
+/**
+ * A query as the native layer takes it: a range as `write` makes it, or undefined for none.
+ * A key becomes a one-key range; `required` makes a missing query a DataError.
+ */
+function toRange(query, required) {
+  if (query instanceof IDBKeyRange) {
+    if (query[written] === null) query[written] = write(...query[bounds]);
+    return query[written];
+  }
+  if (query === undefined || query === null) {
+    if (required) throw new DOMException('a key or key range is required', 'DataError');
+    return undefined;
+  }
+  const k = key(query);
+  return write(k, k, false, false);
+}
+
+module.exports = { IDBKeyRange, toRange, key, cmp };

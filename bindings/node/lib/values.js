@@ -24,7 +24,7 @@
 
 const v8 = require('node:v8');
 const types = require('node:util').types;
-const { Writer, decodeCopy } = require('./wire.js');
+const { Writer, decodeCopy, timeValue } = require('./wire.js');
 
 const CLONE_FIELD = '\u0000v8';
 const FORMAT_V8 = 0x01;
@@ -82,9 +82,6 @@ function isPlainObject(o) {
   const proto = Object.getPrototypeOf(o);
   return proto === Object.prototype || proto === null;
 }
-
-/** Reads a Date's time value whatever its own or prototype's properties say. */
-const timeValue = Date.prototype.getTime;
 
 /**
  * Writes `value` to `w` reading each property once, as structured clone does (`walk`:

@@ -258,6 +258,11 @@ function decodeCopy(bytes, heldValues) {
   }
 }
 
+const types = require('node:util').types;
+
+/** Reads a Date's time value whatever its own or prototype's properties say. */
+const timeValue = Date.prototype.getTime;
+
 /** Up to this length a string is written unit by unit; longer ones by Buffer's encoders. */
 const SHORT_WRITE = 64;
 const NOT_ASCII = /[^\x00-\x7f]/;
@@ -388,6 +393,22 @@ class Writer {
     this.header(TAG_ARRAY, length);
   }
 
+  /** A key as the addon makes them (IDBKeyRange.js `key`): a number, string, Date, ArrayBuffer or array of keys. */
+  key(k) {
+    if (typeof k === 'number') {
+      this.number(k);
+    } else if (typeof k === 'string') {
+      this.string(k);
+    } else if (Array.isArray(k)) {
+      this.array(k.length);
+      for (let i = 0; i < k.length; i++) this.key(k[i]);
+    } else if (types.isDate(k)) {
+      this.date(timeValue.call(k));
+    } else {
+      this.binary(k);
+    }
+  }
+
   object(count) {
     this.room(6);
     this.header(TAG_OBJECT, count);
@@ -413,4 +434,4 @@ class Writer {
   }
 }
 
-module.exports = { decodeReply, decodeCopy, Writer };
+module.exports = { decodeReply, decodeCopy, Writer, timeValue };

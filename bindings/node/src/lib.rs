@@ -18,13 +18,13 @@ use std::sync::Arc;
 use indexa::{
     check_that_a_key_could_be_injected_into_a_value, compare_two_keys,
     extract_key_from_value_using_key_path, CursorDirection, Durability, Factory, KeyPath,
-    KeyPathExtraction, KeyRange, TransactionMode, Utf16String,
+    KeyPathExtraction, TransactionMode, Utf16String,
 };
 use napi::bindgen_prelude::{AsyncTask, Buffer, BufferSlice, Either};
 use napi::threadsafe_function::{
     ErrorStrategy, ThreadSafeCallContext, ThreadsafeFunction, ThreadsafeFunctionCallMode,
 };
-use napi::{Env, JsBoolean, JsFunction, JsObject, JsString, JsUnknown, Result, Task, ValueType};
+use napi::{Env, JsFunction, JsObject, JsString, JsUnknown, Result, Task, ValueType};
 use napi_derive::napi;
 
 use convert::{engine_error, key_to_js, named_error, required_key, stored_value};
@@ -39,37 +39,6 @@ fn parse_key_path(kp: &JsKeyPath) -> Result<KeyPath> {
         Either::B(list) => KeyPath::compound(list),
     }
     .map_err(engine_error)
-}
-
-fn is_absent(value: &JsUnknown) -> Result<bool> {
-    Ok(matches!(
-        value.get_type()?,
-        ValueType::Undefined | ValueType::Null
-    ))
-}
-
-/// A key range from the JavaScript layer's `[lower, upper, lowerOpen, upperOpen]` (an
-/// unbounded side is `undefined`), or `None` for `undefined`/`null`.
-fn range_from_js(env: &Env, value: JsUnknown) -> Result<Option<KeyRange>> {
-    if is_absent(&value)? {
-        return Ok(None);
-    }
-    let array: JsObject = unsafe { value.cast() };
-    let bound = |i: u32| -> Result<Option<indexa::Key>> {
-        let v: JsUnknown = array.get_element(i)?;
-        if matches!(v.get_type()?, ValueType::Undefined) {
-            Ok(None)
-        } else {
-            required_key(env, v).map(Some)
-        }
-    };
-    let lower = bound(0)?;
-    let upper = bound(1)?;
-    let lower_open = array.get_element::<JsBoolean>(2)?.get_value()?;
-    let upper_open = array.get_element::<JsBoolean>(3)?.get_value()?;
-    KeyRange::from_bounds(lower, upper, lower_open, upper_open)
-        .map(Some)
-        .map_err(engine_error)
 }
 
 /// The spec's `IDBFactory.cmp`: -1, 0 or 1.
@@ -759,23 +728,24 @@ impl NativeConnection {
         })
     }
 
-    /// A read (`get`, `getKey`, `getAll`, `getAllKeys`, `count`) of `store` or its `index`.
+    /// A read (`get`, `getKey`, `getAll`, `getAllKeys`, `count`) of `store` or its `index`
+    /// over `range` (as `lib/IDBKeyRange.js` writes it, see [`wire::read_range`]; none for
+    /// every record).
     #[napi]
     #[allow(clippy::too_many_arguments)]
     pub fn read(
         &self,
-        env: Env,
         id: u32,
         tx: u32,
         store: JsString,
         index: Option<JsString>,
         kind: String,
-        range: JsUnknown,
+        range: Option<BufferSlice>,
         count: Option<u32>,
         direction: Option<String>,
     ) -> Result<()> {
         let kind = read_kind(&kind)?;
-        let range = range_from_js(&env, range)?;
+        let range = range.map(|r| wire::read_range(&r)).transpose()?;
         let direction: CursorDirection = match direction {
             Some(d) => d.parse().map_err(engine_error)?,
             None => CursorDirection::Next,
@@ -792,18 +762,10 @@ impl NativeConnection {
         })
     }
 
-    /// `delete(query)` on `store`.
+    /// `delete(query)` on `store`: the records in `range` (as for `read`).
     #[napi]
-    pub fn delete(
-        &self,
-        env: Env,
-        id: u32,
-        tx: u32,
-        store: JsString,
-        range: JsUnknown,
-    ) -> Result<()> {
-        let range = range_from_js(&env, range)?
-            .ok_or_else(|| named_error("DataError", "a key or key range is required"))?;
+    pub fn delete(&self, id: u32, tx: u32, store: JsString, range: BufferSlice) -> Result<()> {
+        let range = wire::read_range(&range)?;
         self.send(Op::Delete {
             id,
             tx,
@@ -822,22 +784,21 @@ impl NativeConnection {
         })
     }
 
-    /// Opens cursor `cursor` over `store` or its `index`.
+    /// Opens cursor `cursor` over `store` or its `index`, within `range` as for `read`.
     #[napi]
     #[allow(clippy::too_many_arguments)]
     pub fn open_cursor(
         &self,
-        env: Env,
         id: u32,
         tx: u32,
         cursor: u32,
         store: JsString,
         index: Option<JsString>,
-        range: JsUnknown,
+        range: Option<BufferSlice>,
         direction: String,
         key_only: bool,
     ) -> Result<()> {
-        let range = range_from_js(&env, range)?;
+        let range = range.map(|r| wire::read_range(&r)).transpose()?;
         let direction: CursorDirection = direction.parse().map_err(engine_error)?;
         self.send(Op::OpenCursor {
             id,

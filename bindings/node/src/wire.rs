@@ -28,14 +28,16 @@
 //! Values written go the other way in the same form: `lib/wire.js` writes the clone of a
 //! value to store (or its projection) with the tags from [`TAG_UNDEFINED`] to [`TAG_OBJECT`],
 //! and [`read_value`] makes the engine's value of it, so a value crosses Node-API as one
-//! buffer instead of a call per property.
+//! buffer instead of a call per property. A key range goes the same way ([`read_range`]): a
+//! byte of flags ([`RANGE_LOWER`], [`RANGE_UPPER`], [`RANGE_LOWER_OPEN`],
+//! [`RANGE_UPPER_OPEN`]), then the lower bound's key if there is one, then the upper's.
 
 use indexa::{
-    extract_key_from_value_using_key_path, Key, KeyPath, KeyPathExtraction, Object, Record,
-    Utf16String, Value, MAX_VALUE_DEPTH,
+    extract_key_from_value_using_key_path, Key, KeyPath, KeyPathExtraction, KeyRange, Object,
+    Record, Utf16String, Value, MAX_KEY_DEPTH, MAX_VALUE_DEPTH,
 };
 
-use crate::convert::{named_error, CLONE_FIELD};
+use crate::convert::{engine_error, named_error, CLONE_FIELD};
 use crate::worker::Row;
 
 pub const KIND_VALUE: u8 = 0;
@@ -56,6 +58,15 @@ pub const TAG_BINARY: u8 = 9;
 pub const TAG_ARRAY: u8 = 10;
 pub const TAG_OBJECT: u8 = 11;
 pub const TAG_CLONE: u8 = 12;
+
+/// A range's flags: it has a lower bound.
+pub const RANGE_LOWER: u8 = 1;
+/// It has an upper bound.
+pub const RANGE_UPPER: u8 = 2;
+/// Its lower bound is open.
+pub const RANGE_LOWER_OPEN: u8 = 4;
+/// Its upper bound is open.
+pub const RANGE_UPPER_OPEN: u8 = 8;
 
 /// Appends the values of a `get` (`single`: at most one) or `getAll` to `out`.
 pub fn values(out: &mut Vec<u8>, values: &[Value], inject: Option<&KeyPath>, single: bool) {
@@ -226,10 +237,37 @@ impl Writer<'_> {
 pub fn read_value(bytes: &[u8]) -> napi::Result<Value> {
     let mut r = Reader { bytes, at: 0 };
     let value = r.value(0)?;
-    if r.at != bytes.len() {
-        return Err(r.malformed());
-    }
+    r.end()?;
     Ok(value)
+}
+
+/// The key range `lib/IDBKeyRange.js` wrote (see the module's documentation).
+///
+/// # Errors
+/// `DataError` for a bound that is not a valid key or bounds the spec refuses (the lower
+/// above the upper, or equal with one open); `UnknownError` for bytes that are not such a
+/// range.
+pub fn read_range(bytes: &[u8]) -> napi::Result<KeyRange> {
+    let mut r = Reader { bytes, at: 0 };
+    let flags = r.byte()?;
+    let lower = if flags & RANGE_LOWER != 0 {
+        Some(r.key(0)?)
+    } else {
+        None
+    };
+    let upper = if flags & RANGE_UPPER != 0 {
+        Some(r.key(0)?)
+    } else {
+        None
+    };
+    r.end()?;
+    KeyRange::from_bounds(
+        lower,
+        upper,
+        flags & RANGE_LOWER_OPEN != 0,
+        flags & RANGE_UPPER_OPEN != 0,
+    )
+    .map_err(engine_error)
 }
 
 struct Reader<'a> {
@@ -243,6 +281,14 @@ impl Reader<'_> {
             "UnknownError",
             format!("the value's bytes are malformed at byte {}", self.at),
         )
+    }
+
+    fn end(&self) -> napi::Result<()> {
+        if self.at == self.bytes.len() {
+            Ok(())
+        } else {
+            Err(self.malformed())
+        }
     }
 
     fn byte(&mut self) -> napi::Result<u8> {
@@ -291,6 +337,41 @@ impl Reader<'_> {
         }
     }
 
+    fn int(&mut self) -> napi::Result<f64> {
+        let z = u32::try_from(self.varint()?).map_err(|_| self.malformed())?;
+        Ok(f64::from((z >> 1) as i32 ^ -((z & 1) as i32)))
+    }
+
+    fn key(&mut self, depth: usize) -> napi::Result<Key> {
+        let invalid = |e: indexa::Error| named_error("DataError", e.message());
+        let tag = self.byte()?;
+        Ok(match tag {
+            TAG_INT => Key::Number(self.int()?),
+            TAG_NUMBER => Key::number(self.f64()?).map_err(invalid)?,
+            TAG_DATE => Key::date(self.f64()?).map_err(invalid)?,
+            TAG_ASCII | TAG_UTF16 => Key::String(self.string(tag)?),
+            TAG_BINARY => {
+                let len = self.varint()?;
+                Key::Binary(self.take(len)?.to_vec())
+            }
+            TAG_ARRAY => {
+                if depth + 1 >= MAX_KEY_DEPTH {
+                    return Err(named_error("DataError", "the value is not a valid key"));
+                }
+                let len = self.varint()?;
+                if len > self.bytes.len() - self.at {
+                    return Err(self.malformed());
+                }
+                let mut keys = Vec::with_capacity(len);
+                for _ in 0..len {
+                    keys.push(self.key(depth + 1)?);
+                }
+                Key::Array(keys)
+            }
+            _ => return Err(self.malformed()),
+        })
+    }
+
     fn value(&mut self, depth: usize) -> napi::Result<Value> {
         let tag = self.byte()?;
         Ok(match tag {
@@ -299,11 +380,7 @@ impl Reader<'_> {
             TAG_FALSE => Value::Bool(false),
             TAG_TRUE => Value::Bool(true),
             TAG_NUMBER => Value::Number(self.f64()?),
-            TAG_INT => {
-                let z = self.varint()?;
-                let z = u32::try_from(z).map_err(|_| self.malformed())?;
-                Value::Number(f64::from((z >> 1) as i32 ^ -((z & 1) as i32)))
-            }
+            TAG_INT => Value::Number(self.int()?),
             TAG_ASCII | TAG_UTF16 => Value::String(self.string(tag)?),
             TAG_DATE => Value::Date(self.f64()?),
             TAG_BINARY => {

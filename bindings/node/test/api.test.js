@@ -298,6 +298,8 @@ test('cursor steps check the transaction, the source and the position before the
     // A store cursor has no primary key to continue to: InvalidAccessError comes before DataError.
     assert.throws(() => c.continuePrimaryKey({}, {}), { name: 'InvalidAccessError' });
     assert.throws(() => c.continue({}), { name: 'DataError' });
+    // A key range is not a key.
+    assert.throws(() => c.continue(IDBKeyRange.only(5)), { name: 'DataError' });
   };
   await finished(tx);
   // Finished: TransactionInactiveError before anything else.
@@ -322,6 +324,14 @@ test('keys cross exactly: lone surrogates, binary views, -0, dates, arrays', asy
   assert.deepEqual(got[6], [1, ['x']]);
   assert.equal(await done(s.get('\ud800')), 0);
   assert.equal(await done(s.get(new Uint8Array([1, 2]).buffer)), 2);
+  for (let i = 0; i < keys.length; i++) assert.equal(await done(s.get(keys[i])), i);
+  // One range object serves many requests; its bounds are keys of two types.
+  const range = IDBKeyRange.bound(new Date(0), [2], false, true);
+  assert.deepEqual(await done(s.getAll(range)), [5, 1, 0, 3, 2, 6]);
+  assert.deepEqual(await done(s.getAll(range, 2)), [5, 1]);
+  assert.equal(await done(s.count(range)), 6);
+  const last = s.openCursor(range, 'prev');
+  assert.deepEqual(await new Promise((resolve) => { last.onsuccess = () => resolve(last.result.key); }), [1, ['x']]);
   const cyclic = [];
   cyclic.push(cyclic);
   assert.throws(() => s.put(1, cyclic), { name: 'DataError' });
