@@ -4,7 +4,7 @@
 const native = require('./native.js');
 const { rethrow } = require('./errors.js');
 const { defineInterface } = require('./webidl.js');
-const { Writer } = require('./wire.js');
+const { Writer, timeValue } = require('./wire.js');
 
 // A range's flags in its native form (src/wire.rs `read_range`).
 const RANGE_LOWER = 1;
@@ -61,8 +61,10 @@ class IDBKeyRange {
     return make(l, u, !!lowerOpen, !!upperOpen);
   }
 
-  get lower() { return this[bounds][0]; }
-  get upper() { return this[bounds][1]; }
+  // "Convert a key to a value": a new Date, ArrayBuffer or array each time, so changing what a
+  // getter returned changes neither the range nor what the getter returns next.
+  get lower() { return keyToValue(this[bounds][0]); }
+  get upper() { return keyToValue(this[bounds][1]); }
   get lowerOpen() { return this[bounds][2]; }
   get upperOpen() { return this[bounds][3]; }
 
@@ -84,6 +86,14 @@ defineInterface(IDBKeyRange, 'IDBKeyRange', {
   operations: { includes: 1 },
   statics: { only: 1, lowerBound: 1, upperBound: 1, bound: 2 },
 });
+
+/** "Convert a key to a value" (https://www.w3.org/TR/IndexedDB-3/#convert-a-key-to-a-value) of a key as `key` makes them, or undefined. */
+function keyToValue(k) {
+  if (typeof k !== 'object') return k;
+  if (Array.isArray(k)) return k.map(keyToValue);
+  if (k instanceof Date) return new Date(timeValue.call(k));
+  return k.slice(0);
+}
 
 function make(lower, upper, lowerOpen, upperOpen) {
   const r = Object.create(IDBKeyRange.prototype);

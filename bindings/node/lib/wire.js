@@ -14,6 +14,8 @@
 // object as shared (its ordinal among the objects written so far); `decodeCopy` makes the
 // copy of the value from such bytes, for V8's serializer.
 
+const types = require('node:util').types;
+
 const KIND_VALUE = 0;
 const KIND_VALUES = 1;
 const KIND_RECORDS = 2;
@@ -257,8 +259,6 @@ function decodeCopy(bytes, heldValues) {
     copies = outerCopies;
   }
 }
-
-const types = require('node:util').types;
 
 /** Reads a Date's time value whatever its own or prototype's properties say. */
 const timeValue = Date.prototype.getTime;

@@ -219,6 +219,17 @@ test('IDBKeyRange', () => {
   assert.throws(() => new IDBKeyRange(), TypeError);
   assert.ok(IDBKeyRange.only(new Uint8Array([1])).lower instanceof ArrayBuffer);
   assert.ok(Object.is(IDBKeyRange.only(-0).lower, 0));
+  // The bounds are new values each time: changing one changes neither the range nor the next.
+  const a = IDBKeyRange.only([1, new Date(3), new Uint8Array([4])]);
+  const lower = a.lower;
+  lower.push(9);
+  lower[1].setTime(0);
+  new Uint8Array(lower[2])[0] = 0;
+  assert.notEqual(a.lower, a.upper);
+  assert.equal(a.lower[1].getTime(), 3);
+  assert.deepEqual(new Uint8Array(a.upper[2]), new Uint8Array([4]));
+  assert.equal(a.lower.length, 3);
+  assert.equal(a.includes([1, new Date(3), new Uint8Array([4])]), true);
 });
 
 test('cursors: directions, continue, continuePrimaryKey, advance, update, delete', async () => {
