@@ -20,7 +20,7 @@ use indexa::{
     extract_key_from_value_using_key_path, CursorDirection, Durability, Factory, KeyPath,
     KeyPathExtraction, TransactionMode, Utf16String,
 };
-use napi::bindgen_prelude::{AsyncTask, Buffer, BufferSlice, Either};
+use napi::bindgen_prelude::{AsyncTask, BufferSlice, Either};
 use napi::threadsafe_function::{
     ErrorStrategy, ThreadSafeCallContext, ThreadsafeFunction, ThreadsafeFunctionCallMode,
 };
@@ -408,7 +408,7 @@ fn read_kind(kind: &str) -> Result<ReadKind> {
 /// generator must be able to inject one).
 fn checked_value(
     value: &[u8],
-    clone: Option<Buffer>,
+    clone: Option<BufferSlice>,
     key_path: Option<&KeyPath>,
     auto_increment: bool,
 ) -> Result<indexa::Value> {
@@ -686,7 +686,7 @@ impl NativeConnection {
         tx: u32,
         store: JsString,
         value: BufferSlice,
-        clone: Option<Buffer>,
+        clone: Option<BufferSlice>,
         key: JsUnknown,
         no_overwrite: bool,
         key_path: Option<JsKeyPath>,
@@ -899,7 +899,7 @@ impl NativeConnection {
         id: u32,
         cursor: u32,
         value: BufferSlice,
-        clone: Option<Buffer>,
+        clone: Option<BufferSlice>,
         key_path: Option<JsKeyPath>,
         primary_key: JsUnknown,
         check_only: Option<bool>,

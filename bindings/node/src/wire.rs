@@ -317,6 +317,21 @@ impl Reader<'_> {
         Err(self.malformed())
     }
 
+    /// A count of members or bytes that follow: each takes at least one byte, so a count
+    /// beyond the bytes left is malformed (and never reserves more than the input holds).
+    fn count(&mut self) -> napi::Result<usize> {
+        let n = self.varint()?;
+        if n > self.bytes.len() - self.at {
+            return Err(self.malformed());
+        }
+        Ok(n)
+    }
+
+    fn binary(&mut self) -> napi::Result<Vec<u8>> {
+        let len = self.count()?;
+        Ok(self.take(len)?.to_vec())
+    }
+
     fn f64(&mut self) -> napi::Result<f64> {
         let bytes = self.take(8)?;
         Ok(f64::from_le_bytes(bytes.try_into().expect("8 bytes")))
@@ -343,25 +358,18 @@ impl Reader<'_> {
     }
 
     fn key(&mut self, depth: usize) -> napi::Result<Key> {
-        let invalid = |e: indexa::Error| named_error("DataError", e.message());
         let tag = self.byte()?;
         Ok(match tag {
             TAG_INT => Key::Number(self.int()?),
-            TAG_NUMBER => Key::number(self.f64()?).map_err(invalid)?,
-            TAG_DATE => Key::date(self.f64()?).map_err(invalid)?,
+            TAG_NUMBER => Key::number(self.f64()?).map_err(engine_error)?,
+            TAG_DATE => Key::date(self.f64()?).map_err(engine_error)?,
             TAG_ASCII | TAG_UTF16 => Key::String(self.string(tag)?),
-            TAG_BINARY => {
-                let len = self.varint()?;
-                Key::Binary(self.take(len)?.to_vec())
-            }
+            TAG_BINARY => Key::Binary(self.binary()?),
             TAG_ARRAY => {
                 if depth + 1 >= MAX_KEY_DEPTH {
                     return Err(named_error("DataError", "the value is not a valid key"));
                 }
-                let len = self.varint()?;
-                if len > self.bytes.len() - self.at {
-                    return Err(self.malformed());
-                }
+                let len = self.count()?;
                 let mut keys = Vec::with_capacity(len);
                 for _ in 0..len {
                     keys.push(self.key(depth + 1)?);
@@ -383,10 +391,7 @@ impl Reader<'_> {
             TAG_INT => Value::Number(self.int()?),
             TAG_ASCII | TAG_UTF16 => Value::String(self.string(tag)?),
             TAG_DATE => Value::Date(self.f64()?),
-            TAG_BINARY => {
-                let len = self.varint()?;
-                Value::Binary(self.take(len)?.to_vec())
-            }
+            TAG_BINARY => Value::Binary(self.binary()?),
             TAG_ARRAY | TAG_OBJECT => {
                 if depth + 1 > MAX_VALUE_DEPTH - 1 {
                     return Err(named_error(
@@ -397,12 +402,7 @@ impl Reader<'_> {
                         ),
                     ));
                 }
-                let len = self.varint()?;
-                // Each member takes at least one byte: a length beyond the bytes left is
-                // malformed, and bounds what is reserved.
-                if len > self.bytes.len() - self.at {
-                    return Err(self.malformed());
-                }
+                let len = self.count()?;
                 if tag == TAG_ARRAY {
                     let mut items = Vec::with_capacity(len);
                     for _ in 0..len {
@@ -422,5 +422,105 @@ impl Reader<'_> {
             }
             _ => return Err(self.malformed()),
         })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The spec error name a failure carries (`named_error` puts it first).
+    fn error_name(e: napi::Error) -> String {
+        e.reason.split(':').next().unwrap_or_default().to_string()
+    }
+
+    /// `{"a": 1, "é": [true, null, -0.5]}` as `lib/wire.js` writes it.
+    fn object_bytes() -> Vec<u8> {
+        let mut b = vec![TAG_OBJECT, 2, TAG_ASCII, 1, b'a', TAG_INT, 2];
+        b.extend([
+            TAG_UTF16, 1, 0xE9, 0x00, TAG_ARRAY, 3, TAG_TRUE, TAG_NULL, TAG_NUMBER,
+        ]);
+        b.extend((-0.5f64).to_le_bytes());
+        b
+    }
+
+    #[test]
+    fn a_value_reads_back_exactly() {
+        let mut want = Object::default();
+        want.insert("a".into(), Value::Number(1.0));
+        want.insert(
+            "é".into(),
+            Value::Array(vec![Value::Bool(true), Value::Null, Value::Number(-0.5)]),
+        );
+        assert_eq!(read_value(&object_bytes()).unwrap(), Value::Object(want));
+    }
+
+    #[test]
+    fn cut_short_or_padded_bytes_are_an_unknown_error() {
+        let bytes = object_bytes();
+        for end in 0..bytes.len() {
+            let e = read_value(&bytes[..end]).unwrap_err();
+            assert_eq!(error_name(e), "UnknownError", "cut at {end}");
+        }
+        let mut padded = bytes.clone();
+        padded.push(TAG_NULL);
+        assert_eq!(error_name(read_value(&padded).unwrap_err()), "UnknownError");
+        // A count beyond the bytes left, an unknown tag, a property name that is not a string.
+        for bad in [
+            vec![TAG_ARRAY, 0xFF, 0xFF, 0xFF, 0x7F],
+            vec![TAG_CLONE, 0],
+            vec![TAG_OBJECT, 1, TAG_INT, 2, TAG_NULL],
+        ] {
+            assert_eq!(error_name(read_value(&bad).unwrap_err()), "UnknownError");
+        }
+    }
+
+    #[test]
+    fn nesting_deeper_than_the_engine_stores_is_a_data_error() {
+        let levels = MAX_VALUE_DEPTH - 1;
+        let mut ok = [TAG_ARRAY, 1].repeat(levels);
+        ok.push(TAG_NULL);
+        assert!(read_value(&ok).is_ok());
+        let mut deep = [TAG_ARRAY, 1].repeat(levels + 1);
+        deep.push(TAG_NULL);
+        assert_eq!(error_name(read_value(&deep).unwrap_err()), "DataError");
+    }
+
+    #[test]
+    fn a_range_reads_back_with_its_bounds_and_flags() {
+        let bytes = [
+            RANGE_LOWER | RANGE_UPPER | RANGE_UPPER_OPEN,
+            TAG_INT,
+            6, // 3
+            TAG_ARRAY,
+            1,
+            TAG_ASCII,
+            1,
+            b'x',
+        ];
+        let want = KeyRange::from_bounds(
+            Some(Key::Number(3.0)),
+            Some(Key::Array(vec![Key::string("x")])),
+            false,
+            true,
+        )
+        .unwrap();
+        assert_eq!(read_range(&bytes).unwrap(), want);
+    }
+
+    #[test]
+    fn a_range_the_spec_refuses_or_a_bound_that_is_no_key_is_a_data_error() {
+        // The lower bound above the upper.
+        let above = [RANGE_LOWER | RANGE_UPPER, TAG_INT, 4, TAG_INT, 2];
+        assert_eq!(error_name(read_range(&above).unwrap_err()), "DataError");
+        // No bound at all (the package sends no range instead).
+        assert_eq!(error_name(read_range(&[0]).unwrap_err()), "DataError");
+        let mut nan = vec![RANGE_LOWER, TAG_NUMBER];
+        nan.extend(f64::NAN.to_le_bytes());
+        assert_eq!(error_name(read_range(&nan).unwrap_err()), "DataError");
+        assert_eq!(
+            error_name(read_range(&[RANGE_LOWER, TAG_NULL]).unwrap_err()),
+            "UnknownError"
+        );
     }
 }
