@@ -6,10 +6,7 @@
 const native = require('./native.js');
 const { rethrow } = require('./errors.js');
 const { Fifo } = require('./fifo.js');
-const { decodeReply } = require('./wire.js');
-
-/** In a reply's error slot: its result is an offset in the batch's buffer, for wire.js (src/lib.rs `WIRE`). */
-const WIRE = 1;
+const { decodeReply, replyError } = require('./wire.js');
 
 class Connection {
   constructor(factory) {
@@ -21,7 +18,7 @@ class Connection {
     this.early = [];
     this.native = new native.NativeConnection(
       factory,
-      (replies) => this.onReplies(replies),
+      (batch) => this.onReplies(batch),
       (kind, oldVersion, newVersion) => this.event(kind, oldVersion, newVersion),
     );
   }
@@ -92,30 +89,29 @@ class Connection {
   }
 
   /**
-   * Hands each reply of `replies` (op id, error name or null, result) to its op's `done`; a
-   * result that carries records comes as its offset in the batch's buffer (`WIRE` in place
-   * of the error name).
+   * Hands each reply of a batch to its op's `done`. The batch is one buffer (src/wire.rs): per
+   * reply its op id and the length of the rest (`u32`s, little-endian), then its result or
+   * error, which wire.js decodes.
    */
-  onReplies(replies) {
-    // After the replies, the buffer that holds the results carrying records, if any do.
-    const end = replies.length - (replies.length % 3);
-    const buffer = end < replies.length ? replies[end] : null;
-    for (let i = 0; i < end; i += 3) {
-      const done = this.pending.get(replies[i]);
-      this.pending.delete(replies[i]);
+  onReplies(buffer) {
+    for (let at = 0; at < buffer.length;) {
+      const id = buffer.readUInt32LE(at);
+      const start = at + 8;
+      at = start + buffer.readUInt32LE(at + 4);
+      const done = this.pending.get(id);
+      this.pending.delete(id);
       this.busy--;
-      if (replies[i + 1] !== WIRE) {
-        done(replies[i + 1], replies[i + 2]);
-        continue;
-      }
+      let error;
       let result;
       try {
-        result = decodeReply(buffer, replies[i + 2]);
+        error = replyError(buffer, start);
+        if (error === null) result = decodeReply(buffer, start);
       } catch (e) {
         done('UnknownError', `a reply could not be read: ${e.message}`);
         continue;
       }
-      done(null, result);
+      if (error === null) done(null, result);
+      else done(error[0], error[1]);
     }
     if (this.busy === 0) this.native.setBusy(false);
   }

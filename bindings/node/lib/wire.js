@@ -1,7 +1,8 @@
 'use strict';
-// Decodes the buffers in which the addon sends the results that carry records (src/wire.rs
-// documents the layout): a `get`'s value, a `getAll`'s values, a `getAllRecords`' records and
-// a cursor step's rows, each in the shape the rest of the package takes from a reply. Values
+// Decodes the buffers in which the addon sends its replies, one per batch (src/wire.rs
+// documents the layout): a `get`'s value, a `getAll`'s values, a `getAllRecords`' records, a
+// cursor step's rows, a key, a count or an error, each in the shape the rest of the package
+// takes from a reply (connection.js reads the op ids and lengths). Values
 // are built as structured clone would build them: own data properties (no setter runs, a
 // property named `__proto__` is an own property), dense arrays, Dates, ArrayBuffers; a value
 // stored with V8's serialization comes as a Buffer of it, with the injected key as
@@ -20,6 +21,8 @@ const KIND_VALUE = 0;
 const KIND_VALUES = 1;
 const KIND_RECORDS = 2;
 const KIND_ROWS = 3;
+const KIND_PLAIN = 4;
+const KIND_ERROR = 5;
 
 // The tags of values and keys (src/wire.rs).
 const TAG_UNDEFINED = 0;
@@ -210,6 +213,7 @@ function decodeReply(buffer, at) {
   copies = null;
   try {
     const kind = b[p++];
+    if (kind === KIND_PLAIN) return value();
     const count = varint();
     if (kind === KIND_VALUE) return count === 0 ? undefined : value();
     if (kind === KIND_VALUES) {
@@ -233,6 +237,22 @@ function decodeReply(buffer, at) {
     p = outerAt;
     held = outerHeld;
     copies = outerCopies;
+  }
+}
+
+/** The error's name and message when the reply at `at` is an error, else null. */
+function replyError(buffer, at) {
+  if (buffer[at] !== KIND_ERROR) return null;
+  const outer = b;
+  const outerAt = p;
+  b = buffer;
+  p = at + 1;
+  try {
+    const name = value();
+    return [name, value()];
+  } finally {
+    b = outer;
+    p = outerAt;
   }
 }
 
@@ -434,4 +454,4 @@ class Writer {
   }
 }
 
-module.exports = { decodeReply, decodeCopy, Writer, timeValue };
+module.exports = { decodeReply, replyError, decodeCopy, Writer, timeValue };

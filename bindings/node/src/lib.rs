@@ -24,11 +24,11 @@ use napi::bindgen_prelude::{AsyncTask, BufferSlice, Either};
 use napi::threadsafe_function::{
     ErrorStrategy, ThreadSafeCallContext, ThreadsafeFunction, ThreadsafeFunctionCallMode,
 };
-use napi::{Env, JsFunction, JsObject, JsString, JsUnknown, Result, Task, ValueType};
+use napi::{Env, JsBuffer, JsFunction, JsString, JsUnknown, Result, Task, ValueType};
 use napi_derive::napi;
 
 use convert::{engine_error, key_to_js, named_error, required_key, stored_value};
-use worker::{Event, Events, Op, Payload, ReadKind, Reply};
+use worker::{Event, Events, Op, ReadKind, Reply};
 
 /// A key path as JavaScript gives it: a string or a list of strings.
 type JsKeyPath = Either<String, Vec<String>>;
@@ -231,126 +231,13 @@ fn js_name(name: JsString) -> Result<Utf16String> {
     Ok(Utf16String::from_units(units))
 }
 
-/// A key path as IDBObjectStore.keyPath gives it: a string, or an array of strings.
-fn key_path_to_js(env: &Env, kp: &KeyPath) -> Result<JsUnknown> {
-    let strings = kp.strings();
-    if !kp.is_compound() {
-        return Ok(env
-            .create_string(strings.first().copied().unwrap_or(""))?
-            .into_unknown());
+/// A batch of replies as the JavaScript layer takes them: one buffer (see [`wire::reply`]).
+fn replies_to_js(env: &Env, replies: Vec<Reply>) -> Result<JsBuffer> {
+    let mut out = Vec::with_capacity(64 * replies.len());
+    for reply in replies {
+        wire::reply(&mut out, reply);
     }
-    let mut array = env.create_array_with_length(strings.len())?;
-    for (i, s) in strings.iter().enumerate() {
-        array.set_element(i as u32, env.create_string(s)?)?;
-    }
-    Ok(array.into_unknown())
-}
-
-/// A successful reply's result; for the results that carry records (see [`wire`]), their
-/// offset in `wire`, to which they are appended, and `true`.
-fn payload_to_js(env: &Env, payload: Payload, wire: &mut Vec<u8>) -> Result<(JsUnknown, bool)> {
-    let at = wire.len() as u32;
-    let in_wire = || Ok((env.create_uint32(at)?.into_unknown(), true));
-    let result = match payload {
-        Payload::None => env.get_undefined()?.into_unknown(),
-        Payload::Key(k) => key_to_js(env, &k)?,
-        Payload::MaybeKey(k) => match k {
-            Some(k) => key_to_js(env, &k)?,
-            None => env.get_undefined()?.into_unknown(),
-        },
-        Payload::Values(values, inject, single) => {
-            wire::values(wire, &values, inject.as_ref(), single);
-            return in_wire();
-        }
-        Payload::Keys(keys) => {
-            let mut array = env.create_array_with_length(keys.len())?;
-            for (i, k) in keys.iter().enumerate() {
-                array.set_element(i as u32, key_to_js(env, k)?)?;
-            }
-            array.into_unknown()
-        }
-        Payload::Records(records, inject) => {
-            wire::records(wire, &records, inject.as_ref());
-            return in_wire();
-        }
-        Payload::Rows(rows, at_end, inject) => {
-            wire::rows(wire, &rows, at_end, inject.as_ref());
-            return in_wire();
-        }
-        Payload::Count(n) => env.create_double(n as f64)?.into_unknown(),
-        Payload::Opened {
-            old_version,
-            version,
-            stores,
-        } => {
-            let mut o = env.create_object()?;
-            match old_version {
-                Some(v) => o.set_named_property("oldVersion", env.create_double(v as f64)?)?,
-                None => o.set_named_property("oldVersion", env.get_null()?)?,
-            }
-            o.set_named_property("version", env.create_double(version as f64)?)?;
-            let mut list = env.create_array_with_length(stores.len())?;
-            for (i, s) in stores.iter().enumerate() {
-                let mut so = env.create_object()?;
-                so.set_named_property("name", env.create_string_utf16(s.name.units())?)?;
-                match &s.key_path {
-                    Some(kp) => so.set_named_property("keyPath", key_path_to_js(env, kp)?)?,
-                    None => so.set_named_property("keyPath", env.get_null()?)?,
-                }
-                so.set_named_property("autoIncrement", env.get_boolean(s.auto_increment)?)?;
-                let mut indexes = env.create_array_with_length(s.indexes.len())?;
-                for (j, ix) in s.indexes.iter().enumerate() {
-                    let mut io = env.create_object()?;
-                    io.set_named_property("name", env.create_string_utf16(ix.name.units())?)?;
-                    io.set_named_property("keyPath", key_path_to_js(env, &ix.key_path)?)?;
-                    io.set_named_property("unique", env.get_boolean(ix.unique)?)?;
-                    io.set_named_property("multiEntry", env.get_boolean(ix.multi_entry)?)?;
-                    indexes.set_element(j as u32, io)?;
-                }
-                so.set_named_property("indexes", indexes)?;
-                list.set_element(i as u32, so)?;
-            }
-            o.set_named_property("stores", list)?;
-            o.into_unknown()
-        }
-    };
-    Ok((result, false))
-}
-
-/// In a reply's error slot: the result is at the offset the result slot holds in the batch's
-/// buffer (see [`wire`]).
-const WIRE: u32 = 1;
-
-/// A batch of replies as the JavaScript layer takes them: `[id, errorName | null | WIRE,
-/// result or message, …]`, then the buffer of the results that carry records when any do.
-fn replies_to_js(env: &Env, replies: Vec<Reply>) -> Result<JsObject> {
-    let replies_len = replies.len();
-    let mut array = env.create_array_with_length(replies_len * 3)?;
-    let mut wire = Vec::new();
-    for (i, reply) in replies.into_iter().enumerate() {
-        let at = (i * 3) as u32;
-        array.set_element(at, env.create_uint32(reply.id)?)?;
-        match reply.result {
-            Ok(payload) => {
-                let (result, in_wire) = payload_to_js(env, payload, &mut wire)?;
-                if in_wire {
-                    array.set_element(at + 1, env.create_uint32(WIRE)?)?;
-                } else {
-                    array.set_element(at + 1, env.get_null()?)?;
-                }
-                array.set_element(at + 2, result)?;
-            }
-            Err(e) => {
-                array.set_element(at + 1, env.create_string(e.name())?)?;
-                array.set_element(at + 2, env.create_string(e.message())?)?;
-            }
-        }
-    }
-    if !wire.is_empty() {
-        let at = (replies_len * 3) as u32;
-        array.set_element(at, env.create_buffer_copy(wire)?.into_raw())?;
-    }
-    Ok(array)
+    Ok(env.create_buffer_copy(out)?.into_raw())
 }
 
 /// One connection to a database (`IDBDatabase`); its engine work runs on the shared pool of

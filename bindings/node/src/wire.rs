@@ -1,17 +1,23 @@
-//! The form in which replies that carry records reach the JavaScript layer: one byte buffer
-//! per batch of replies, each such reply's result at an offset in it, which `lib/wire.js`
-//! decodes into JavaScript values. Making each value through
+//! The form in which replies reach the JavaScript layer: one byte buffer per batch of
+//! replies, which `lib/wire.js` decodes into JavaScript values. Making each value through
 //! Node-API costs a call per string, number, object and property (about 5–7 µs for a
-//! five-property record); the buffer costs one call, and the JavaScript decoder builds the
-//! objects with shapes and property names V8 reuses. The form is private to the package (the
-//! addon and `lib/wire.js` come from one build).
+//! five-property record), and each reply's slots in an array of the batch cost a call each
+//! too; the buffer costs one call, and the JavaScript decoder builds the objects with shapes
+//! and property names V8 reuses. The form is private to the package (the addon and
+//! `lib/wire.js` come from one build).
 //!
-//! Layout of a result: a kind byte, then a varint count of items, then the items:
-//! - [`KIND_VALUE`]: at most one value (`get`; none is `undefined`);
-//! - [`KIND_VALUES`]: values (`getAll`);
-//! - [`KIND_RECORDS`]: key, primary key and value per record (`getAllRecords`);
-//! - [`KIND_ROWS`]: a byte that is 1 when the cursor's range ends after the rows, then key,
-//!   primary key and value per row (a key cursor's rows carry `undefined` as the value).
+//! A batch is its replies one after the other ([`reply`]): the op id and the length of the
+//! rest of the reply, each a `u32` (little-endian), then a kind byte and what it says:
+//! - [`KIND_VALUE`]: a varint count, then at most one value (`get`; none is `undefined`);
+//! - [`KIND_VALUES`]: a varint count, then values (`getAll`) or keys (`getAllKeys`);
+//! - [`KIND_RECORDS`]: a varint count, then key, primary key and value per record
+//!   (`getAllRecords`);
+//! - [`KIND_ROWS`]: a varint count, a byte that is 1 when the cursor's range ends after the
+//!   rows, then key, primary key and value per row (a key cursor's rows carry `undefined` as
+//!   the value);
+//! - [`KIND_PLAIN`]: one value (`undefined`, a key, a count, or the description of an opened
+//!   database as an object);
+//! - [`KIND_ERROR`]: the error's name and message, two strings.
 //!
 //! A value is a tag byte and its payload: [`TAG_UNDEFINED`], [`TAG_NULL`], [`TAG_FALSE`],
 //! [`TAG_TRUE`]; [`TAG_NUMBER`] (the `f64`'s 8 bytes, little-endian); [`TAG_INT`] (a zigzag
@@ -38,12 +44,14 @@ use indexa::{
 };
 
 use crate::convert::{engine_error, named_error, CLONE_FIELD};
-use crate::worker::Row;
+use crate::worker::{Payload, Reply, Row, StoreInfo};
 
 pub const KIND_VALUE: u8 = 0;
 pub const KIND_VALUES: u8 = 1;
 pub const KIND_RECORDS: u8 = 2;
 pub const KIND_ROWS: u8 = 3;
+pub const KIND_PLAIN: u8 = 4;
+pub const KIND_ERROR: u8 = 5;
 
 pub const TAG_UNDEFINED: u8 = 0;
 pub const TAG_NULL: u8 = 1;
@@ -67,6 +75,58 @@ pub const RANGE_UPPER: u8 = 2;
 pub const RANGE_LOWER_OPEN: u8 = 4;
 /// Its upper bound is open.
 pub const RANGE_UPPER_OPEN: u8 = 8;
+
+/// Appends `reply` to a batch of replies (see the module's documentation).
+pub fn reply(out: &mut Vec<u8>, reply: Reply) {
+    out.extend_from_slice(&reply.id.to_le_bytes());
+    let length_at = out.len();
+    out.extend_from_slice(&[0; 4]);
+    match reply.result {
+        Ok(payload) => self::payload(out, payload),
+        Err(e) => {
+            let mut w = Writer(out);
+            w.0.push(KIND_ERROR);
+            w.str(e.name());
+            w.str(e.message());
+        }
+    }
+    let length = (out.len() - length_at - 4) as u32;
+    out[length_at..length_at + 4].copy_from_slice(&length.to_le_bytes());
+}
+
+/// Appends a successful reply's result.
+fn payload(out: &mut Vec<u8>, payload: Payload) {
+    match payload {
+        Payload::Values(v, inject, single) => values(out, &v, inject.as_ref(), single),
+        Payload::Records(r, inject) => records(out, &r, inject.as_ref()),
+        Payload::Rows(r, at_end, inject) => rows(out, &r, at_end, inject.as_ref()),
+        Payload::Keys(keys) => {
+            let mut w = Writer::new(out, KIND_VALUES, keys.len());
+            for k in &keys {
+                w.key(k);
+            }
+        }
+        Payload::None | Payload::MaybeKey(None) => {
+            out.extend_from_slice(&[KIND_PLAIN, TAG_UNDEFINED])
+        }
+        Payload::Key(k) | Payload::MaybeKey(Some(k)) => {
+            out.push(KIND_PLAIN);
+            Writer(out).key(&k);
+        }
+        Payload::Count(n) => {
+            out.push(KIND_PLAIN);
+            Writer(out).number(n as f64);
+        }
+        Payload::Opened {
+            old_version,
+            version,
+            stores,
+        } => {
+            out.push(KIND_PLAIN);
+            Writer(out).opened(old_version, version, &stores);
+        }
+    }
+}
 
 /// Appends the values of a `get` (`single`: at most one) or `getAll` to `out`.
 pub fn values(out: &mut Vec<u8>, values: &[Value], inject: Option<&KeyPath>, single: bool) {
@@ -156,6 +216,77 @@ impl Writer<'_> {
             self.varint_tagged(TAG_UTF16, units.len());
             for u in units {
                 self.0.extend_from_slice(&u.to_le_bytes());
+            }
+        }
+    }
+
+    /// A string given as Rust text (a name, a key path, an error's message).
+    fn str(&mut self, s: &str) {
+        if s.is_ascii() {
+            self.bytes(TAG_ASCII, s.as_bytes());
+        } else {
+            self.varint_tagged(TAG_UTF16, s.encode_utf16().count());
+            for u in s.encode_utf16() {
+                self.0.extend_from_slice(&u.to_le_bytes());
+            }
+        }
+    }
+
+    /// A key path as `IDBObjectStore.keyPath` gives it (`null` for none): a string, or an
+    /// array of strings.
+    fn key_path(&mut self, key_path: Option<&KeyPath>) {
+        let Some(kp) = key_path else {
+            self.0.push(TAG_NULL);
+            return;
+        };
+        let strings = kp.strings();
+        if kp.is_compound() {
+            self.varint_tagged(TAG_ARRAY, strings.len());
+        }
+        for s in strings {
+            self.str(s);
+        }
+    }
+
+    /// The description of an opened database: `{oldVersion, version, stores: [{name, keyPath,
+    /// autoIncrement, indexes: [{name, keyPath, unique, multiEntry}]}]}`, `oldVersion` `null`
+    /// when the open made the database.
+    fn opened(&mut self, old_version: Option<u64>, version: u64, stores: &[StoreInfo]) {
+        self.varint_tagged(TAG_OBJECT, 3);
+        self.str("oldVersion");
+        match old_version {
+            Some(v) => self.number(v as f64),
+            None => self.0.push(TAG_NULL),
+        }
+        self.str("version");
+        self.number(version as f64);
+        self.str("stores");
+        self.varint_tagged(TAG_ARRAY, stores.len());
+        for s in stores {
+            self.varint_tagged(TAG_OBJECT, 4);
+            self.str("name");
+            self.string(&s.name);
+            self.str("keyPath");
+            self.key_path(s.key_path.as_ref());
+            self.str("autoIncrement");
+            self.0.push(if s.auto_increment {
+                TAG_TRUE
+            } else {
+                TAG_FALSE
+            });
+            self.str("indexes");
+            self.varint_tagged(TAG_ARRAY, s.indexes.len());
+            for ix in &s.indexes {
+                self.varint_tagged(TAG_OBJECT, 4);
+                self.str("name");
+                self.string(&ix.name);
+                self.str("keyPath");
+                self.key_path(Some(&ix.key_path));
+                self.str("unique");
+                self.0.push(if ix.unique { TAG_TRUE } else { TAG_FALSE });
+                self.str("multiEntry");
+                self.0
+                    .push(if ix.multi_entry { TAG_TRUE } else { TAG_FALSE });
             }
         }
     }
@@ -484,6 +615,103 @@ mod tests {
         let mut deep = [TAG_ARRAY, 1].repeat(levels + 1);
         deep.push(TAG_NULL);
         assert_eq!(error_name(read_value(&deep).unwrap_err()), "DataError");
+    }
+
+    /// The bytes of one reply: its op id, the length of the rest, then the rest.
+    fn reply_bytes(id: u32, result: Result<Payload, indexa::Error>) -> Vec<u8> {
+        let mut out = Vec::new();
+        reply(&mut out, Reply { id, result });
+        out
+    }
+
+    /// `id`, the length of `rest` and `rest`, as [`reply`] lays them out.
+    fn framed(id: u32, rest: &[u8]) -> Vec<u8> {
+        let mut b = id.to_le_bytes().to_vec();
+        b.extend((rest.len() as u32).to_le_bytes());
+        b.extend(rest);
+        b
+    }
+
+    #[test]
+    fn replies_without_records_are_framed_exactly() {
+        assert_eq!(
+            reply_bytes(7, Ok(Payload::None)),
+            framed(7, &[KIND_PLAIN, TAG_UNDEFINED])
+        );
+        assert_eq!(
+            reply_bytes(8, Ok(Payload::MaybeKey(None))),
+            framed(8, &[KIND_PLAIN, TAG_UNDEFINED])
+        );
+        assert_eq!(
+            reply_bytes(9, Ok(Payload::Count(3))),
+            framed(9, &[KIND_PLAIN, TAG_INT, 6])
+        );
+        let key = Key::Array(vec![Key::Number(-1.0), Key::string("k")]);
+        assert_eq!(
+            reply_bytes(10, Ok(Payload::Key(key.clone()))),
+            framed(
+                10,
+                &[KIND_PLAIN, TAG_ARRAY, 2, TAG_INT, 1, TAG_ASCII, 1, b'k']
+            )
+        );
+        assert_eq!(
+            reply_bytes(11, Ok(Payload::Keys(vec![Key::Date(0.0)]))),
+            framed(11, &[&[KIND_VALUES, 1, TAG_DATE][..], &[0; 8]].concat())
+        );
+        let error = indexa::Error::Constraint("é".into());
+        assert_eq!(
+            reply_bytes(12, Err(error)),
+            framed(
+                12,
+                &[
+                    &[KIND_ERROR, TAG_ASCII, 15][..],
+                    b"ConstraintError",
+                    &[TAG_UTF16, 1, 0xE9, 0x00],
+                ]
+                .concat()
+            )
+        );
+    }
+
+    #[test]
+    fn an_opened_database_is_described_as_an_object() {
+        let stores = vec![StoreInfo {
+            name: "s".into(),
+            key_path: Some(KeyPath::compound(&["a", "b"]).unwrap()),
+            auto_increment: true,
+            indexes: Vec::new(),
+        }];
+        let bytes = reply_bytes(
+            1,
+            Ok(Payload::Opened {
+                old_version: None,
+                version: 2,
+                stores,
+            }),
+        );
+        let mut want = vec![KIND_PLAIN, TAG_OBJECT, 3];
+        for part in [
+            &[TAG_ASCII, 10][..],
+            b"oldVersion",
+            &[TAG_NULL, TAG_ASCII, 7],
+            b"version",
+            &[TAG_INT, 4, TAG_ASCII, 6],
+            b"stores",
+            &[TAG_ARRAY, 1, TAG_OBJECT, 4, TAG_ASCII, 4],
+            b"name",
+            &[TAG_ASCII, 1, b's', TAG_ASCII, 7],
+            b"keyPath",
+            &[
+                TAG_ARRAY, 2, TAG_ASCII, 1, b'a', TAG_ASCII, 1, b'b', TAG_ASCII, 13,
+            ],
+            b"autoIncrement",
+            &[TAG_TRUE, TAG_ASCII, 7],
+            b"indexes",
+            &[TAG_ARRAY, 0],
+        ] {
+            want.extend(part);
+        }
+        assert_eq!(bytes, framed(1, &want));
     }
 
     #[test]
