@@ -45,7 +45,8 @@ cargo test --workspace --doc
 # of the cluster and drop it); the SQLite-only ones are listed in README.md.
 INDEXA_TEST_BACKEND=postgres cargo test -p indexa --test seeds --test spec_edge_cases \
     --test cursors --test cursor_read_ahead --test transactions --test model \
-    --test countries --test stress --test names --test typed_reads --test version_change
+    --test countries --test stress --test names --test typed_reads --test typed_writes \
+    --test version_change
 INDEXA_TEST_BACKEND=postgres cargo test -p indexa-cli --test batch_ops --test batch_robustness \
     --test batch_seeds --test commands --test dump_restore --test import_streaming \
     --test info_indexes --test list_names --test processes --test query_formats \

@@ -5,19 +5,12 @@ use std::time::Instant;
 
 use indexa::{
     CursorDirection, Database, Durability, Factory, Key, KeyPath, KeyRange, Query, TransactionMode,
-    Value,
 };
 
 use crate::data::{self, City};
 use crate::report::{check, metric, wanted};
 
 type Res<T> = indexa::Result<T>;
-
-/// A record in Indexa's model, converted from the same struct raw SQLite binds (timed, as
-/// SQLite's binding of the struct's fields is), so both sides hold the same input form.
-fn to_value<T: serde::Serialize>(record: &T) -> Res<Value> {
-    indexa::to_value(record)
-}
 
 /// The factory the workloads run on: over `dir`, or with `INDEXA_BENCH_PG_URL` set on that
 /// PostgreSQL database, with the database "bench" deleted first.
@@ -68,7 +61,7 @@ pub fn cities(data: &Path, n: usize, scale_only: bool, rounds: usize, reads: usi
     let tx = db.transaction(&["cities"], TransactionMode::ReadWrite)?;
     let store = tx.object_store("cities")?;
     for c in &cities {
-        store.add(to_value(c)?, None)?;
+        store.add_as(c, None)?;
     }
     tx.commit()?;
     metric("import", t.elapsed());
@@ -187,7 +180,7 @@ pub fn flights(data: &Path, n: usize, counts: usize) -> Res<()> {
     let tx = db.transaction(&["flights"], TransactionMode::ReadWrite)?;
     let store = tx.object_store("flights")?;
     for f in &flights {
-        store.add(to_value(f)?, None)?;
+        store.add_as(f, None)?;
     }
     tx.commit()?;
     metric("import", t.elapsed());
@@ -224,7 +217,7 @@ pub fn transactions(data: &Path, n: usize, strict: bool) -> Res<()> {
     for c in &cities {
         let tx =
             db.transaction_with_durability(&["notes"], TransactionMode::ReadWrite, durability)?;
-        tx.object_store("notes")?.add(to_value(c)?, None)?;
+        tx.object_store("notes")?.add_as(c, None)?;
         tx.commit()?;
     }
     metric("txn", t.elapsed());
@@ -243,7 +236,7 @@ pub fn mixed(data: &Path, n: usize, threads: usize, ops: usize) -> Res<()> {
     let tx = db.transaction(&["cities"], TransactionMode::ReadWrite)?;
     let store = tx.object_store("cities")?;
     for c in &cities {
-        store.add(to_value(c)?, None)?;
+        store.add_as(c, None)?;
     }
     tx.commit()?;
     drop(db);
@@ -265,7 +258,7 @@ pub fn mixed(data: &Path, n: usize, threads: usize, ops: usize) -> Res<()> {
                                 Durability::Relaxed,
                             )?;
                             let c = &cities[k as usize - 1];
-                            tx.object_store("cities")?.put(to_value(c)?, Some(key))?;
+                            tx.object_store("cities")?.put_as(c, Some(key))?;
                             tx.commit()?;
                         } else {
                             let tx = db.transaction(&["cities"], TransactionMode::ReadOnly)?;
@@ -311,7 +304,7 @@ pub fn write_notes(data: &Path, n: usize, writer: usize) -> Res<()> {
     let db = open_notes(&Factory::open_url(&url)?)?;
     for c in &cities[n * writer..] {
         let tx = db.transaction(&["notes"], TransactionMode::ReadWrite)?;
-        tx.object_store("notes")?.add(to_value(c)?, None)?;
+        tx.object_store("notes")?.add_as(c, None)?;
         tx.commit()?;
     }
     Ok(())

@@ -15,6 +15,8 @@ use crate::key::{convert_value_to_key, Key};
 use crate::key_encoding::{encode_value_as_key, encode_values_as_array_key};
 use crate::utf16::Utf16String;
 use crate::value::{Object, Value};
+use crate::value_codec::{Reader, TAG_OBJECT};
+use crate::value_codec_serde::StoredValue;
 
 /// A valid key path: a string (`""`, `"a"`, `"a.b.c"`) or a non-empty array of such strings
 /// (a compound key path, whose key is the array of the parts' keys).
@@ -221,10 +223,17 @@ pub fn evaluate_key_path_on_value<'v>(
 }
 
 fn evaluate_path<'v>(value: &'v Value, path: &Path) -> Option<Cow<'v, Value>> {
+    evaluate_identifiers(value, &path.identifiers)
+}
+
+fn evaluate_identifiers<'v>(
+    value: &'v Value,
+    identifiers: &[Utf16String],
+) -> Option<Cow<'v, Value>> {
     // Step 2: the empty string yields the value itself.
     let mut current: Cow<'v, Value> = Cow::Borrowed(value);
     // Steps 3-5: walk the identifiers.
-    for identifier in &path.identifiers {
+    for identifier in identifiers {
         current = match current {
             Cow::Borrowed(v) => step(v, identifier)?,
             // Only `length` produces an owned value, and a number has no properties.
@@ -247,6 +256,51 @@ fn step<'v>(value: &'v Value, identifier: &Utf16String) -> Option<Cow<'v, Value>
     }
 }
 
+impl StoredValue {
+    /// "Evaluate a key path on a value" for one dotted path: the objects along the path are
+    /// read in place, and only the value found is built. `None` is the spec's failure.
+    fn evaluate_path(&self, path: &Path) -> Result<Option<Value>> {
+        let mut names = path.text.split('.').filter(|name| !name.is_empty());
+        let (Some(first), Some(properties)) = (names.next(), &self.properties) else {
+            // The value itself, or a top-level string's or array's `length`, or nothing.
+            let value = crate::value_codec::decode_value(&self.bytes)?;
+            return Ok(evaluate_path(&value, path).map(Cow::into_owned));
+        };
+        let found = properties
+            .iter()
+            .find(|&&(start, end)| self.bytes[start..end] == *first.as_bytes());
+        let Some(&(_, at)) = found else {
+            return Ok(None);
+        };
+        let mut reader = Reader::start(&self.bytes)?;
+        reader.pos = at;
+        for (i, name) in names.enumerate() {
+            let depth = i + 1;
+            if reader.peek()? != TAG_OBJECT {
+                // A string's or an array's `length`, or nothing: the rest of the path on it.
+                let value = reader.value(depth)?;
+                let rest = &path.identifiers[depth..];
+                return Ok(evaluate_identifiers(&value, rest).map(Cow::into_owned));
+            }
+            reader.byte()?;
+            let mut left = reader.container(TAG_OBJECT, depth)?;
+            loop {
+                if left == 0 {
+                    return Ok(None);
+                }
+                left -= 1;
+                // Identifiers hold no lone surrogates, so their UTF-8 is their stored WTF-8.
+                let len = reader.count(1, 0)?;
+                if reader.take(len)? == name.as_bytes() {
+                    break;
+                }
+                reader.skip_value(depth + 1)?;
+            }
+        }
+        Ok(Some(reader.value(path.identifiers.len())?))
+    }
+}
+
 /// Extracts a key from a value using a key path:
 /// <https://www.w3.org/TR/IndexedDB-3/#extract-a-key-from-a-value-using-a-key-path>.
 ///
@@ -258,12 +312,46 @@ pub fn extract_key_from_value_using_key_path(
     key_path: &KeyPath,
     multi_entry: bool,
 ) -> KeyPathExtraction {
-    let Some(found) = evaluate_key_path_on_value(value, key_path) else {
-        return KeyPathExtraction::Failure;
+    match evaluate_key_path_on_value(value, key_path) {
+        Some(found) => extraction(&found, multi_entry),
+        None => KeyPathExtraction::Failure,
+    }
+}
+
+/// [`extract_key_from_value_using_key_path`] on a value as stored, building only the values
+/// the key path yields.
+///
+/// # Errors
+/// [`Error::Unknown`] for bytes [`decode_value`](crate::decode_value) refuses along the way.
+pub(crate) fn extract_key_from_stored_value_using_key_path(
+    value: &StoredValue,
+    key_path: &KeyPath,
+) -> Result<KeyPathExtraction> {
+    let found = match &key_path.0 {
+        Repr::Single(p) => value.evaluate_path(p)?,
+        Repr::Compound(paths) => {
+            let mut items = Vec::with_capacity(paths.len());
+            for p in paths {
+                match value.evaluate_path(p)? {
+                    Some(item) => items.push(item),
+                    None => return Ok(KeyPathExtraction::Failure),
+                }
+            }
+            Some(Value::Array(items))
+        }
     };
-    let key = match (&*found, multi_entry) {
-        (Value::Array(_), true) => Some(convert_value_to_multi_entry_key(&found)),
-        _ => convert_value_to_key(&found),
+    Ok(match found {
+        Some(found) => extraction(&found, false),
+        None => KeyPathExtraction::Failure,
+    })
+}
+
+/// The key a value a key path yielded converts to (the last steps of "extract a key from a
+/// value using a key path").
+fn extraction(found: &Value, multi_entry: bool) -> KeyPathExtraction {
+    let key = match (found, multi_entry) {
+        (Value::Array(_), true) => Some(convert_value_to_multi_entry_key(found)),
+        _ => convert_value_to_key(found),
     };
     match key {
         Some(key) => KeyPathExtraction::Key(key),
@@ -285,21 +373,48 @@ pub(crate) fn extract_encoded_index_keys(
     key_path: &KeyPath,
     multi_entry: bool,
 ) -> IndexKeys {
-    match &key_path.0 {
+    let evaluate = |p: &Path| Ok::<_, std::convert::Infallible>(evaluate_path(value, p));
+    match index_keys_from(evaluate, key_path, multi_entry) {
+        Ok(keys) => keys,
+        Err(never) => match never {},
+    }
+}
+
+/// [`extract_encoded_index_keys`] on a value as stored, building only the values the key path
+/// yields.
+///
+/// # Errors
+/// [`Error::Unknown`] for bytes [`decode_value`](crate::decode_value) refuses along the way.
+pub(crate) fn extract_encoded_index_keys_from_stored_value(
+    value: &StoredValue,
+    key_path: &KeyPath,
+    multi_entry: bool,
+) -> Result<IndexKeys> {
+    let evaluate = |p: &Path| value.evaluate_path(p).map(|v| v.map(Cow::Owned));
+    index_keys_from(evaluate, key_path, multi_entry)
+}
+
+/// The encoded index keys, with `evaluate` giving what each dotted path yields.
+fn index_keys_from<'v, E>(
+    mut evaluate: impl FnMut(&Path) -> std::result::Result<Option<Cow<'v, Value>>, E>,
+    key_path: &KeyPath,
+    multi_entry: bool,
+) -> std::result::Result<IndexKeys, E> {
+    Ok(match &key_path.0 {
         Repr::Compound(paths) => {
             // Evaluate every item, then convert: either failing means no index key.
             let mut items: SmallVec<[_; 4]> = SmallVec::with_capacity(paths.len());
             for p in paths {
-                match evaluate_path(value, p) {
+                match evaluate(p)? {
                     Some(item) => items.push(item),
-                    None => return IndexKeys::new(),
+                    None => return Ok(IndexKeys::new()),
                 }
             }
             encode_values_as_array_key(items.iter().map(|item| &**item))
                 .into_iter()
                 .collect()
         }
-        Repr::Single(p) => match evaluate_path(value, p) {
+        Repr::Single(p) => match evaluate(p)? {
             None => IndexKeys::new(),
             Some(found) => match (&*found, multi_entry) {
                 (Value::Array(members), true) => {
@@ -314,7 +429,7 @@ pub(crate) fn extract_encoded_index_keys(
                 (other, _) => encode_value_as_key(other).into_iter().collect(),
             },
         },
-    }
+    })
 }
 
 /// Converts a value to a multiEntry key:

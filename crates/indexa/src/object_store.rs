@@ -3,6 +3,7 @@
 //! Source: <https://www.w3.org/TR/IndexedDB-3/#object-store-interface> and seed 000.
 
 use serde::de::DeserializeOwned;
+use serde::Serialize;
 use smallvec::SmallVec;
 
 use crate::backend::{read_record_as, RawRecord, StorageConnection};
@@ -13,7 +14,8 @@ use crate::key::Key;
 use crate::key_encoding::{decode_key, encode_key};
 use crate::key_generator::KeyGenerator;
 use crate::key_path::{
-    check_that_a_key_could_be_injected_into_a_value, extract_key_from_value_using_key_path,
+    check_that_a_key_could_be_injected_into_a_value, extract_encoded_index_keys_from_stored_value,
+    extract_key_from_stored_value_using_key_path, extract_key_from_value_using_key_path,
     inject_key_into_value_using_key_path, IndexKeys, KeyPath, KeyPathExtraction,
 };
 use crate::key_range::{EncodedRange, KeyRange};
@@ -23,7 +25,8 @@ use crate::transaction::Transaction;
 use crate::utf16::Utf16String;
 use crate::value::Value;
 use crate::value_codec::{decode_value, encode_value, MAX_VALUE_DEPTH};
-use crate::value_codec_serde::decode_value_as;
+use crate::value_codec_serde::{decode_value_as, encode_serialized, StoredValue};
+use crate::value_serde::to_value;
 
 /// An object store as seen by one transaction. Obtained from
 /// [`Transaction::object_store`] or [`Transaction::create_object_store`].
@@ -154,7 +157,7 @@ impl<'t> ObjectStore<'t> {
     ///
     /// Any error leaves the store, its indexes and its key generator unchanged.
     pub fn add(&self, value: Value, key: Option<Key>) -> Result<Key> {
-        self.store_a_record(value, key, true)
+        self.store_a_record(NewValue::Tree(value), key, true)
     }
 
     /// Stores a record, replacing any with the same key (`IDBObjectStore.put`); returns its
@@ -163,7 +166,30 @@ impl<'t> ObjectStore<'t> {
     /// # Errors
     /// As [`ObjectStore::add`], except that an existing record is replaced, not an error.
     pub fn put(&self, value: Value, key: Option<Key>) -> Result<Key> {
-        self.store_a_record(value, key, false)
+        self.store_a_record(NewValue::Tree(value), key, false)
+    }
+
+    /// Adds a record whose value is any `Serialize` type: [`ObjectStore::add`] with
+    /// [`to_value`](crate::to_value)`(value)?`, the same record stored and the same errors,
+    /// but written straight to the stored form without building a [`Value`] (key paths are
+    /// evaluated on the stored bytes). A value that needs a generated key injected into it
+    /// (in-line keys with a key generator, the key path's property absent) is built as a
+    /// [`Value`] for that.
+    ///
+    /// # Errors
+    /// As [`ObjectStore::add`], and as [`to_value`](crate::to_value) ([`Error::Data`]: an
+    /// integer beyond ±2^53, a map key that cannot be a property name).
+    pub fn add_as<T: Serialize + ?Sized>(&self, value: &T, key: Option<Key>) -> Result<Key> {
+        self.store_a_record(NewValue::serialized(value)?, key, true)
+    }
+
+    /// Stores a record whose value is any `Serialize` type, replacing any with the same key:
+    /// [`ObjectStore::put`] as [`ObjectStore::add_as`] is to [`ObjectStore::add`].
+    ///
+    /// # Errors
+    /// As [`ObjectStore::add_as`], except that an existing record is replaced, not an error.
+    pub fn put_as<T: Serialize + ?Sized>(&self, value: &T, key: Option<Key>) -> Result<Key> {
+        self.store_a_record(NewValue::serialized(value)?, key, false)
     }
 
     /// Determines the key (`put()`/`add()` steps, then "store a record into an object store":
@@ -171,7 +197,7 @@ impl<'t> ObjectStore<'t> {
     /// constraint, and only then writes.
     fn store_a_record(
         &self,
-        mut value: Value,
+        mut value: NewValue,
         key: Option<Key>,
         no_overwrite: bool,
     ) -> Result<Key> {
@@ -191,7 +217,7 @@ impl<'t> ObjectStore<'t> {
                         "the object store uses in-line keys and a key was given".into(),
                     ))
                 }
-                (Some(kp), None) => match extract_key_from_value_using_key_path(&value, kp, false) {
+                (Some(kp), None) => match value.extract_key(kp)? {
                     KeyPathExtraction::Key(k) => {
                         if let Some(g) = generator.as_mut() {
                             g.possibly_update_key_generator(&k);
@@ -206,13 +232,15 @@ impl<'t> ObjectStore<'t> {
                     KeyPathExtraction::Failure => match generator.as_mut() {
                         None => return Err(Error::Data(format!("key path {kp} yielded no key"))),
                         Some(g) => {
-                            if !check_that_a_key_could_be_injected_into_a_value(&value, kp) {
+                            let mut tree = value.into_tree()?;
+                            if !check_that_a_key_could_be_injected_into_a_value(&tree, kp) {
                                 return Err(Error::Data(format!(
                                     "a generated key cannot be injected into this value at key path {kp}"
                                 )));
                             }
                             let k = g.generate_key()?;
-                            inject_key_into_value_using_key_path(&mut value, &k, kp)?;
+                            inject_key_into_value_using_key_path(&mut tree, &k, kp)?;
+                            value = NewValue::Tree(tree);
                             generated = true;
                             k
                         }
@@ -237,19 +265,19 @@ impl<'t> ObjectStore<'t> {
                 },
             };
             // Checked after injection, which may have added levels.
-            if value.nests_deeper_than(MAX_VALUE_DEPTH - 1) {
+            if value.nests_too_deep() {
                 return Err(Error::Data(format!(
                     "the value nests arrays and objects deeper than {} levels",
                     MAX_VALUE_DEPTH - 1
                 )));
             }
             let encoded_key = encode_key(&key);
-            let encoded_value = encode_value(&value);
-            let new_entries: SmallVec<[(&IndexMeta, IndexKeys); 4]> = meta
+            let new_entries = meta
                 .indexes
                 .values()
-                .map(|ix| (ix, index_keys(ix, &value)))
-                .collect();
+                .map(|ix| Ok((ix, value.index_keys(ix)?)))
+                .collect::<Result<SmallVec<[(&IndexMeta, IndexKeys); 4]>>>()?;
+            let encoded_value = value.encoded();
 
             // Checks, before any write.
             let conn = self.tx.conn()?;
@@ -663,6 +691,66 @@ impl<'t> ObjectStore<'t> {
             }
         });
         Ok(())
+    }
+}
+
+/// A record's value on its way to storage: as the engine holds it ([`ObjectStore::add`],
+/// [`ObjectStore::put`]), or already in its stored form, written from serde
+/// ([`ObjectStore::add_as`], [`ObjectStore::put_as`]), on which key paths are evaluated in
+/// place.
+enum NewValue {
+    Tree(Value),
+    Encoded(StoredValue),
+}
+
+impl NewValue {
+    /// `value` written from serde, or built as a [`Value`] where only that gives its stored
+    /// form exactly (see [`encode_serialized`]).
+    fn serialized<T: Serialize + ?Sized>(value: &T) -> Result<NewValue> {
+        match encode_serialized(value)? {
+            Some(stored) => Ok(NewValue::Encoded(stored)),
+            None => to_value(value).map(NewValue::Tree),
+        }
+    }
+
+    /// The value as a [`Value`], built from the stored form if need be (to inject a key).
+    fn into_tree(self) -> Result<Value> {
+        match self {
+            NewValue::Tree(value) => Ok(value),
+            NewValue::Encoded(stored) => decode_value(&stored.bytes),
+        }
+    }
+
+    fn extract_key(&self, key_path: &KeyPath) -> Result<KeyPathExtraction> {
+        match self {
+            NewValue::Tree(v) => Ok(extract_key_from_value_using_key_path(v, key_path, false)),
+            NewValue::Encoded(s) => extract_key_from_stored_value_using_key_path(s, key_path),
+        }
+    }
+
+    fn index_keys(&self, index: &IndexMeta) -> Result<IndexKeys> {
+        match self {
+            NewValue::Tree(v) => Ok(index_keys(index, v)),
+            NewValue::Encoded(s) => {
+                extract_encoded_index_keys_from_stored_value(s, &index.key_path, index.multi_entry)
+            }
+        }
+    }
+
+    /// Deeper than a stored value may nest ([`MAX_VALUE_DEPTH`] − 1 levels); the stored form
+    /// written from serde never is (see [`encode_serialized`]).
+    fn nests_too_deep(&self) -> bool {
+        match self {
+            NewValue::Tree(v) => v.nests_deeper_than(MAX_VALUE_DEPTH - 1),
+            NewValue::Encoded(_) => false,
+        }
+    }
+
+    fn encoded(self) -> Vec<u8> {
+        match self {
+            NewValue::Tree(v) => encode_value(&v),
+            NewValue::Encoded(stored) => stored.bytes,
+        }
     }
 }
 

@@ -130,18 +130,7 @@ fn encode_inner(value: &Value, out: &mut Vec<u8>) {
         Value::Null => out.push(TAG_NULL),
         Value::Bool(false) => out.push(TAG_FALSE),
         Value::Bool(true) => out.push(TAG_TRUE),
-        Value::Number(n) => match small_int(*n) {
-            Some(i) => {
-                out.push(TAG_SMALL_INT);
-                // Zigzag: the sign goes to the low bit.
-                let zigzag = ((i << 1) ^ (i >> 31)) as u32;
-                put_varint(out, u64::from(zigzag));
-            }
-            None => {
-                out.push(TAG_NUMBER);
-                out.extend_from_slice(&n.to_bits().to_le_bytes());
-            }
-        },
+        Value::Number(n) => put_number(out, *n),
         Value::String(s) => {
             out.push(TAG_STRING);
             put_wtf8(out, s.units());
@@ -173,7 +162,23 @@ fn encode_inner(value: &Value, out: &mut Vec<u8>) {
     }
 }
 
-fn put_varint(out: &mut Vec<u8>, mut n: u64) {
+/// Writes a Number: the small-int form when it has one, else the 8-byte form.
+pub(crate) fn put_number(out: &mut Vec<u8>, n: f64) {
+    match small_int(n) {
+        Some(i) => {
+            out.push(TAG_SMALL_INT);
+            // Zigzag: the sign goes to the low bit.
+            let zigzag = ((i << 1) ^ (i >> 31)) as u32;
+            put_varint(out, u64::from(zigzag));
+        }
+        None => {
+            out.push(TAG_NUMBER);
+            out.extend_from_slice(&n.to_bits().to_le_bytes());
+        }
+    }
+}
+
+pub(crate) fn put_varint(out: &mut Vec<u8>, mut n: u64) {
     while n >= 0x80 {
         out.push((n as u8 & 0x7F) | 0x80);
         n >>= 7;
@@ -182,7 +187,7 @@ fn put_varint(out: &mut Vec<u8>, mut n: u64) {
 }
 
 /// Writes the WTF-8 byte length as a varint, then the WTF-8 bytes of `units`.
-fn put_wtf8(out: &mut Vec<u8>, units: &[u16]) {
+pub(crate) fn put_wtf8(out: &mut Vec<u8>, units: &[u16]) {
     if units.iter().all(|&u| u < 0x80) {
         put_varint(out, units.len() as u64);
         out.extend(units.iter().map(|&u| u as u8));

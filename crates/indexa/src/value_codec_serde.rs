@@ -12,13 +12,17 @@
 use std::borrow::Cow;
 
 use serde::de::{self, DeserializeOwned, DeserializeSeed, Visitor};
+use serde::ser::{self, Serialize};
 
 use crate::error::{Error, Result};
 use crate::value_codec::{
-    corrupt, PropertyNames, Reader, TAG_ARRAY, TAG_BINARY, TAG_DATE, TAG_FALSE, TAG_NULL,
-    TAG_NUMBER, TAG_OBJECT, TAG_SMALL_INT, TAG_STRING, TAG_TRUE, TAG_UNDEFINED,
+    corrupt, put_number, put_varint, PropertyNames, Reader, MAX_VALUE_DEPTH, TAG_ARRAY, TAG_BINARY,
+    TAG_DATE, TAG_FALSE, TAG_NULL, TAG_NUMBER, TAG_OBJECT, TAG_SMALL_INT, TAG_STRING, TAG_TRUE,
+    TAG_UNDEFINED, VALUE_FORMAT_VERSION,
 };
-use crate::value_serde::{rust_string, visit_bytes_as_seq, visit_number, KeyDeserializer};
+use crate::value_serde::{
+    exact_integer, rust_string, visit_bytes_as_seq, visit_number, KeyDeserializer, KeySerializer,
+};
 
 /// Decodes a stored value (the bytes [`encode_value`](crate::encode_value) writes) straight
 /// into `T`, without building a [`Value`](crate::Value).
@@ -439,6 +443,478 @@ impl<'de, 'r> de::VariantAccess<'de> for VariantValue<'r, 'de> {
     }
 }
 
+/// A value in its stored form (the value codec's bytes, version byte first), written from
+/// serde by [`encode_serialized`], with where the values of its top-level properties start
+/// when it is an object (or struct): a record's key paths are evaluated on it in place
+/// (`key_path.rs`), each without reading the properties before the one it names.
+#[derive(Debug)]
+pub(crate) struct StoredValue {
+    pub(crate) bytes: Vec<u8>,
+    /// Per top-level property, where its name starts and ends (its value starts there).
+    /// `None` for a value that is not an object, or whose object is an enum variant's.
+    pub(crate) properties: Option<Vec<(usize, usize)>>,
+}
+
+/// The stored form of `value`, written straight from its `Serialize` implementation: exactly
+/// the bytes [`encode_value`](crate::encode_value)`(&`[`to_value`](crate::to_value)`(value)?)`
+/// gives, with the same errors, without building a [`Value`](crate::Value) — strings and
+/// property names go from UTF-8 to the stored WTF-8 as they are. `Ok(None)` when only that
+/// generic way gives them exactly: a map or struct that repeats a property name (the
+/// generic value keeps one, at the first place, with the last value), or nesting within two
+/// levels of [`MAX_VALUE_DEPTH`](crate::MAX_VALUE_DEPTH) (whose error the write reports).
+///
+/// # Errors
+/// As [`to_value`](crate::to_value): [`Error::Data`] for an integer beyond ±2^53, a map key
+/// that cannot be a property name, or an error the type's `Serialize` reports.
+///
+/// Source: the value codec's layout (`docs/format.md`) written through the serde data model
+/// (<https://serde.rs/data-model.html>), mapped as in `to_value`.
+pub(crate) fn encode_serialized<T: Serialize + ?Sized>(value: &T) -> Result<Option<StoredValue>> {
+    let mut encoder = Encoder {
+        out: Vec::with_capacity(128),
+        depth: 0,
+        generic_only: false,
+        properties: None,
+    };
+    encoder.out.push(VALUE_FORMAT_VERSION);
+    let written = value.serialize(&mut encoder);
+    if encoder.generic_only {
+        return Ok(None);
+    }
+    written.map(|()| {
+        Some(StoredValue {
+            bytes: encoder.out,
+            properties: encoder.properties,
+        })
+    })
+}
+
+/// Writes serde data in the value codec's form (see [`encode_serialized`]).
+struct Encoder {
+    out: Vec<u8>,
+    /// The arrays and objects open around the value being written.
+    depth: usize,
+    /// Set when the bytes can only be had through the generic value; the error that stops
+    /// the serialization then is not the caller's.
+    generic_only: bool,
+    /// The top-level object's properties (see [`StoredValue`]), once it is written.
+    properties: Option<Vec<(usize, usize)>>,
+}
+
+impl Encoder {
+    #[cold]
+    fn generic_only(&mut self) -> Error {
+        self.generic_only = true;
+        Error::Data("written through the generic value instead".into())
+    }
+
+    fn number(&mut self, n: f64) -> Result<()> {
+        put_number(&mut self.out, n);
+        Ok(())
+    }
+
+    fn integer(&mut self, n: i128) -> Result<()> {
+        let n = exact_integer(n.unsigned_abs(), n < 0)?;
+        self.number(n)
+    }
+
+    /// A string from Rust text: UTF-8 is WTF-8 as it is.
+    fn text(&mut self, tag: u8, s: &str) {
+        self.out.push(tag);
+        put_varint(&mut self.out, s.len() as u64);
+        self.out.extend_from_slice(s.as_bytes());
+    }
+
+    /// One more level of nesting; near the limit, the generic path's check (no more than
+    /// MAX_VALUE_DEPTH - 1 levels) decides.
+    fn deeper(&mut self) -> Result<()> {
+        if self.depth + 2 >= MAX_VALUE_DEPTH {
+            return Err(self.generic_only());
+        }
+        self.depth += 1;
+        Ok(())
+    }
+
+    /// Opens an array or object of `hint` members (the count is set right at its end),
+    /// inside `levels - 1` levels opened for it (an enum variant's outer object).
+    fn open(&mut self, tag: u8, hint: usize, levels: usize) -> Result<Compound<'_>> {
+        self.deeper()?;
+        self.out.push(tag);
+        let count_at = self.out.len();
+        put_varint(&mut self.out, hint as u64);
+        Ok(Compound {
+            count_at,
+            hint,
+            count: 0,
+            names: Vec::new(),
+            levels,
+            encoder: self,
+        })
+    }
+
+    /// Opens `{variant: …}`, the outer object of an externally tagged enum variant with data.
+    fn variant(&mut self, variant: &str) -> Result<()> {
+        self.deeper()?;
+        self.out.extend_from_slice(&[TAG_OBJECT, 1]);
+        put_varint(&mut self.out, variant.len() as u64);
+        self.out.extend_from_slice(variant.as_bytes());
+        Ok(())
+    }
+}
+
+/// An array or object being written.
+struct Compound<'e> {
+    encoder: &'e mut Encoder,
+    /// Where its count starts, the count written there, and the members so far.
+    count_at: usize,
+    hint: usize,
+    count: usize,
+    /// An object's property names so far, as byte ranges of the output.
+    names: Vec<(usize, usize)>,
+    /// The levels of nesting it closes: 2 for an enum variant's, with its outer object.
+    levels: usize,
+}
+
+impl Compound<'_> {
+    fn element<T: Serialize + ?Sized>(&mut self, value: &T) -> Result<()> {
+        self.count += 1;
+        value.serialize(&mut *self.encoder)
+    }
+
+    /// A property name (WTF-8); a repeated one leaves the object to the generic path.
+    fn name(&mut self, name: &[u8]) -> Result<()> {
+        let out = &mut self.encoder.out;
+        put_varint(out, name.len() as u64);
+        let start = out.len();
+        out.extend_from_slice(name);
+        if self.names.iter().any(|&(s, e)| out[s..e] == *name) {
+            return Err(self.encoder.generic_only());
+        }
+        self.names.push((start, start + name.len()));
+        Ok(())
+    }
+
+    fn property<T: Serialize + ?Sized>(&mut self, name: &str, value: &T) -> Result<()> {
+        self.name(name.as_bytes())?;
+        self.element(value)
+    }
+
+    /// Closes the array or object, setting its count when the hint was not it.
+    fn end(self) -> Result<()> {
+        let encoder = self.encoder;
+        encoder.depth -= self.levels;
+        let mut shift = 0;
+        if self.count != self.hint {
+            let mut count = Vec::with_capacity(10);
+            put_varint(&mut count, self.count as u64);
+            let hint_len = varint_len(self.hint as u64);
+            shift = count.len() as isize - hint_len as isize;
+            encoder
+                .out
+                .splice(self.count_at..self.count_at + hint_len, count);
+        }
+        if encoder.depth == 0 && self.levels == 1 && !self.names.is_empty() {
+            let mut names = self.names;
+            for (start, end) in &mut names {
+                *start = start.wrapping_add_signed(shift);
+                *end = end.wrapping_add_signed(shift);
+            }
+            encoder.properties = Some(names);
+        }
+        Ok(())
+    }
+}
+
+/// How many bytes the varint of `n` takes.
+fn varint_len(mut n: u64) -> usize {
+    let mut len = 1;
+    while n >= 0x80 {
+        n >>= 7;
+        len += 1;
+    }
+    len
+}
+
+impl<'e> ser::Serializer for &'e mut Encoder {
+    type Ok = ();
+    type Error = Error;
+    type SerializeSeq = Compound<'e>;
+    type SerializeTuple = Compound<'e>;
+    type SerializeTupleStruct = Compound<'e>;
+    type SerializeTupleVariant = Compound<'e>;
+    type SerializeMap = Compound<'e>;
+    type SerializeStruct = Compound<'e>;
+    type SerializeStructVariant = Compound<'e>;
+
+    fn serialize_bool(self, v: bool) -> Result<()> {
+        self.out.push(if v { TAG_TRUE } else { TAG_FALSE });
+        Ok(())
+    }
+
+    fn serialize_i8(self, v: i8) -> Result<()> {
+        self.number(f64::from(v))
+    }
+
+    fn serialize_i16(self, v: i16) -> Result<()> {
+        self.number(f64::from(v))
+    }
+
+    fn serialize_i32(self, v: i32) -> Result<()> {
+        self.number(f64::from(v))
+    }
+
+    fn serialize_i64(self, v: i64) -> Result<()> {
+        self.integer(i128::from(v))
+    }
+
+    fn serialize_i128(self, v: i128) -> Result<()> {
+        self.integer(v)
+    }
+
+    fn serialize_u8(self, v: u8) -> Result<()> {
+        self.number(f64::from(v))
+    }
+
+    fn serialize_u16(self, v: u16) -> Result<()> {
+        self.number(f64::from(v))
+    }
+
+    fn serialize_u32(self, v: u32) -> Result<()> {
+        self.number(f64::from(v))
+    }
+
+    fn serialize_u64(self, v: u64) -> Result<()> {
+        self.integer(i128::from(v))
+    }
+
+    fn serialize_u128(self, v: u128) -> Result<()> {
+        let n = exact_integer(v, false)?;
+        self.number(n)
+    }
+
+    fn serialize_f32(self, v: f32) -> Result<()> {
+        self.number(f64::from(v))
+    }
+
+    fn serialize_f64(self, v: f64) -> Result<()> {
+        self.number(v)
+    }
+
+    fn serialize_char(self, v: char) -> Result<()> {
+        self.text(TAG_STRING, v.encode_utf8(&mut [0; 4]));
+        Ok(())
+    }
+
+    fn serialize_str(self, v: &str) -> Result<()> {
+        self.text(TAG_STRING, v);
+        Ok(())
+    }
+
+    fn serialize_bytes(self, v: &[u8]) -> Result<()> {
+        self.out.push(TAG_BINARY);
+        put_varint(&mut self.out, v.len() as u64);
+        self.out.extend_from_slice(v);
+        Ok(())
+    }
+
+    fn serialize_none(self) -> Result<()> {
+        self.out.push(TAG_NULL);
+        Ok(())
+    }
+
+    fn serialize_some<T: Serialize + ?Sized>(self, value: &T) -> Result<()> {
+        value.serialize(self)
+    }
+
+    fn serialize_unit(self) -> Result<()> {
+        self.out.push(TAG_NULL);
+        Ok(())
+    }
+
+    fn serialize_unit_struct(self, _name: &'static str) -> Result<()> {
+        self.serialize_unit()
+    }
+
+    fn serialize_unit_variant(
+        self,
+        _name: &'static str,
+        _index: u32,
+        variant: &'static str,
+    ) -> Result<()> {
+        self.serialize_str(variant)
+    }
+
+    fn serialize_newtype_struct<T: Serialize + ?Sized>(
+        self,
+        _name: &'static str,
+        value: &T,
+    ) -> Result<()> {
+        value.serialize(self)
+    }
+
+    fn serialize_newtype_variant<T: Serialize + ?Sized>(
+        self,
+        _name: &'static str,
+        _index: u32,
+        variant: &'static str,
+        value: &T,
+    ) -> Result<()> {
+        self.variant(variant)?;
+        value.serialize(&mut *self)?;
+        self.depth -= 1;
+        Ok(())
+    }
+
+    fn serialize_seq(self, len: Option<usize>) -> Result<Compound<'e>> {
+        self.open(TAG_ARRAY, len.unwrap_or(0), 1)
+    }
+
+    fn serialize_tuple(self, len: usize) -> Result<Compound<'e>> {
+        self.open(TAG_ARRAY, len, 1)
+    }
+
+    fn serialize_tuple_struct(self, _name: &'static str, len: usize) -> Result<Compound<'e>> {
+        self.open(TAG_ARRAY, len, 1)
+    }
+
+    fn serialize_tuple_variant(
+        self,
+        _name: &'static str,
+        _index: u32,
+        variant: &'static str,
+        len: usize,
+    ) -> Result<Compound<'e>> {
+        self.variant(variant)?;
+        self.open(TAG_ARRAY, len, 2)
+    }
+
+    fn serialize_map(self, len: Option<usize>) -> Result<Compound<'e>> {
+        self.open(TAG_OBJECT, len.unwrap_or(0), 1)
+    }
+
+    fn serialize_struct(self, _name: &'static str, len: usize) -> Result<Compound<'e>> {
+        self.open(TAG_OBJECT, len, 1)
+    }
+
+    fn serialize_struct_variant(
+        self,
+        _name: &'static str,
+        _index: u32,
+        variant: &'static str,
+        len: usize,
+    ) -> Result<Compound<'e>> {
+        self.variant(variant)?;
+        self.open(TAG_OBJECT, len, 2)
+    }
+}
+
+impl ser::SerializeSeq for Compound<'_> {
+    type Ok = ();
+    type Error = Error;
+
+    fn serialize_element<T: Serialize + ?Sized>(&mut self, value: &T) -> Result<()> {
+        self.element(value)
+    }
+
+    fn end(self) -> Result<()> {
+        Compound::end(self)
+    }
+}
+
+impl ser::SerializeTuple for Compound<'_> {
+    type Ok = ();
+    type Error = Error;
+
+    fn serialize_element<T: Serialize + ?Sized>(&mut self, value: &T) -> Result<()> {
+        self.element(value)
+    }
+
+    fn end(self) -> Result<()> {
+        Compound::end(self)
+    }
+}
+
+impl ser::SerializeTupleStruct for Compound<'_> {
+    type Ok = ();
+    type Error = Error;
+
+    fn serialize_field<T: Serialize + ?Sized>(&mut self, value: &T) -> Result<()> {
+        self.element(value)
+    }
+
+    fn end(self) -> Result<()> {
+        Compound::end(self)
+    }
+}
+
+impl ser::SerializeTupleVariant for Compound<'_> {
+    type Ok = ();
+    type Error = Error;
+
+    fn serialize_field<T: Serialize + ?Sized>(&mut self, value: &T) -> Result<()> {
+        self.element(value)
+    }
+
+    fn end(self) -> Result<()> {
+        Compound::end(self)
+    }
+}
+
+impl ser::SerializeMap for Compound<'_> {
+    type Ok = ();
+    type Error = Error;
+
+    fn serialize_key<T: Serialize + ?Sized>(&mut self, key: &T) -> Result<()> {
+        // As `to_value` names the property (strings, chars, integers, unit variants).
+        let name = key.serialize(KeySerializer)?;
+        let mut wtf8 = Vec::with_capacity(name.len());
+        crate::utf16::push_wtf8(&mut wtf8, name.units());
+        self.name(&wtf8)
+    }
+
+    fn serialize_value<T: Serialize + ?Sized>(&mut self, value: &T) -> Result<()> {
+        self.element(value)
+    }
+
+    fn end(self) -> Result<()> {
+        Compound::end(self)
+    }
+}
+
+impl ser::SerializeStruct for Compound<'_> {
+    type Ok = ();
+    type Error = Error;
+
+    fn serialize_field<T: Serialize + ?Sized>(
+        &mut self,
+        key: &'static str,
+        value: &T,
+    ) -> Result<()> {
+        self.property(key, value)
+    }
+
+    fn end(self) -> Result<()> {
+        Compound::end(self)
+    }
+}
+
+impl ser::SerializeStructVariant for Compound<'_> {
+    type Ok = ();
+    type Error = Error;
+
+    fn serialize_field<T: Serialize + ?Sized>(
+        &mut self,
+        key: &'static str,
+        value: &T,
+    ) -> Result<()> {
+        self.property(key, value)
+    }
+
+    fn end(self) -> Result<()> {
+        Compound::end(self)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use std::collections::BTreeMap;
@@ -469,6 +945,15 @@ mod tests {
         Town(u8),
         Capital { of: String },
         Pair(i32, bool),
+    }
+
+    /// An enum that nests, for the levels enum variants with data open.
+    #[derive(Serialize)]
+    enum Tree {
+        Leaf,
+        Node(Box<Tree>),
+        Pair(Box<Tree>, u8),
+        Named { t: Box<Tree> },
     }
 
     fn stored(text: &str) -> Vec<u8> {
@@ -625,6 +1110,151 @@ mod tests {
         }
     }
 
+    /// The stored bytes of `x` as the generic way gives them: `to_value`, then `encode_value`.
+    fn generic<T: Serialize + ?Sized>(x: &T) -> Result<Vec<u8>> {
+        to_value(x).map(|v| encode_value(&v))
+    }
+
+    /// The top-level properties `encode_serialized` gives are the names a decoder reads,
+    /// in order, each followed by its value; none for a value that is not an object.
+    fn properties_are_where_they_say(stored: &StoredValue) -> bool {
+        let bytes = &stored.bytes;
+        let mut reader = Reader::start(bytes).unwrap();
+        if reader.peek().unwrap() != TAG_OBJECT {
+            return stored.properties.is_none();
+        }
+        reader.byte().unwrap();
+        let n = reader.container(TAG_OBJECT, 0).unwrap();
+        let mut read = Vec::new();
+        for _ in 0..n {
+            let len = reader.count(1, 0).unwrap();
+            let start = reader.pos;
+            reader.take(len).unwrap();
+            read.push((start, reader.pos));
+            reader.skip_value(1).unwrap();
+        }
+        match &stored.properties {
+            Some(properties) => *properties == read,
+            // An enum variant's object, or an empty one.
+            None => n <= 1,
+        }
+    }
+
+    /// A map whose length serde is not told up front.
+    struct Unhinted(Vec<(String, u32)>);
+
+    impl Serialize for Unhinted {
+        fn serialize<S: serde::Serializer>(
+            &self,
+            serializer: S,
+        ) -> std::result::Result<S::Ok, S::Error> {
+            use serde::ser::SerializeMap;
+            let mut map = serializer.serialize_map(None)?;
+            for (k, v) in &self.0 {
+                map.serialize_entry(k, v)?;
+            }
+            map.end()
+        }
+    }
+
+    /// `encode_serialized` gives what the generic way gives, or leaves it to that way.
+    fn same_bytes<T: Serialize + ?Sized>(x: &T) -> bool {
+        match (encode_serialized(x), generic(x)) {
+            (Ok(Some(a)), Ok(b)) => a.bytes == b && properties_are_where_they_say(&a),
+            (Ok(None), _) => false,
+            (Err(a), Err(b)) => a == b,
+            _ => false,
+        }
+    }
+
+    #[test]
+    fn a_struct_is_written_as_the_generic_value_encodes() {
+        let c = City {
+            name: "Ávila 🏰".into(),
+            lat: -0.0,
+            population: 57744,
+            tags: vec!["walls".into(), String::new()],
+            founded: Some(-(1 << 53)),
+            kind: Kind::Capital { of: "x".into() },
+        };
+        let bytes = encode_serialized(&c).unwrap().unwrap().bytes;
+        assert_eq!(bytes, generic(&c).unwrap());
+        assert_eq!(decode_value_as::<City>(&bytes).unwrap(), c);
+        for kind in [Kind::Village, Kind::Town(7), Kind::Pair(-1, true)] {
+            assert!(same_bytes(&kind));
+        }
+        // Counts not known up front, or not what the hint said.
+        let long: Vec<u32> = (0..200).collect();
+        assert!(same_bytes(
+            &long.iter().filter(|n| *n % 3 == 0).collect::<Vec<_>>()
+        ));
+        let map: BTreeMap<i64, Vec<u32>> = (0..150).map(|i| (i - 75, long.clone())).collect();
+        assert!(same_bytes(&map));
+        assert!(same_bytes(
+            &serde_json::json!({"a": [1, {"b": null}], "": "c"})
+        ));
+        // A top-level object whose count takes more bytes than the hint's: the properties
+        // move with the bytes after it.
+        let unhinted = Unhinted((0..200).map(|i| (format!("p{i}"), i)).collect());
+        assert!(same_bytes(&unhinted));
+        let stored = encode_serialized(&unhinted).unwrap().unwrap();
+        assert_eq!(stored.properties.map(|p| p.len()), Some(200));
+    }
+
+    #[test]
+    fn what_only_the_generic_value_gives_exactly_is_left_to_it() {
+        // Two names that the generic value's map makes one.
+        let repeated = Value::Object(
+            [
+                (crate::Utf16String::from_units(vec![0xD800]), Value::Null),
+                (
+                    crate::Utf16String::from_units(vec![0xDC00]),
+                    Value::Bool(true),
+                ),
+            ]
+            .into_iter()
+            .collect(),
+        );
+        assert!(encode_serialized(&repeated).unwrap().is_none());
+        // Nesting near the limit (the write refuses more than MAX_VALUE_DEPTH - 1 levels).
+        let arrays =
+            |levels: usize| (0..levels).fold(Value::Null, |inner, _| Value::Array(vec![inner]));
+        assert!(same_bytes(&arrays(MAX_VALUE_DEPTH - 2)));
+        assert!(encode_serialized(&arrays(MAX_VALUE_DEPTH - 1))
+            .unwrap()
+            .is_none());
+        // An enum variant with data is two levels: `{"Pair": [inner, 0]}`.
+        let variants = |pairs: usize, last: fn(Box<Tree>) -> Tree| {
+            (1..pairs).fold(last(Box::new(Tree::Leaf)), |inner, _| {
+                Tree::Pair(Box::new(inner), 0)
+            })
+        };
+        let at_most = (MAX_VALUE_DEPTH - 2) / 2;
+        for last in [
+            |t| Tree::Pair(t, 1),
+            |t| Tree::Named { t },
+            |t| Tree::Node(Box::new(Tree::Node(t))),
+        ] {
+            assert!(same_bytes(&variants(at_most, last)));
+            assert!(encode_serialized(&variants(at_most + 1, last))
+                .unwrap()
+                .is_none());
+        }
+    }
+
+    #[test]
+    fn what_the_generic_value_refuses_is_refused_alike() {
+        let too_big = 1u64 << 54;
+        let e = encode_serialized(&too_big).unwrap_err();
+        assert_eq!(e, generic(&too_big).unwrap_err());
+        assert_eq!(e.name(), "DataError");
+        let bad_key: BTreeMap<bool, u8> = [(true, 1)].into_iter().collect();
+        assert_eq!(
+            encode_serialized(&bad_key).unwrap_err(),
+            generic(&bad_key).unwrap_err()
+        );
+    }
+
     proptest! {
         #[test]
         fn typed_reads_equal_converting_the_generic_value(v in value()) {
@@ -638,6 +1268,16 @@ mod tests {
                 from_value::<Value>(v.clone())
             ));
             same_outcome(decode_value_as::<City>(&bytes), from_value::<City>(v));
+        }
+
+        #[test]
+        fn serialized_bytes_equal_the_generic_values_encoding(v in value(), c in city()) {
+            // A Value serializes as its nearest serde data (a Date as its milliseconds), the
+            // same on both ways; serde_json's maps give names as strings.
+            prop_assert!(same_bytes(&v) || encode_serialized(&v).unwrap().is_none());
+            prop_assert!(same_bytes(&c));
+            let json = serde_json::to_value(&v).unwrap();
+            prop_assert!(same_bytes(&json));
         }
 
         #[test]

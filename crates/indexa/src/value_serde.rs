@@ -77,7 +77,11 @@ impl de::Error for Error {
 /// 2^53: integers up to this magnitude are exact in an `f64`.
 const MAX_SAFE_MAGNITUDE: u128 = 1 << 53;
 
-fn integer(magnitude: u128, negative: bool) -> Result<Value> {
+/// The Number an integer of this magnitude and sign is, when it is exact as one.
+///
+/// # Errors
+/// [`Error::Data`] beyond ±2^53.
+pub(crate) fn exact_integer(magnitude: u128, negative: bool) -> Result<f64> {
     if magnitude > MAX_SAFE_MAGNITUDE {
         let sign = if negative { "-" } else { "" };
         return Err(Error::Data(format!(
@@ -86,7 +90,11 @@ fn integer(magnitude: u128, negative: bool) -> Result<Value> {
     }
     // At most 2^53, so the conversion is exact.
     let n = magnitude as f64;
-    Ok(Value::Number(if negative { -n } else { n }))
+    Ok(if negative { -n } else { n })
+}
+
+fn integer(magnitude: u128, negative: bool) -> Result<Value> {
+    exact_integer(magnitude, negative).map(Value::Number)
 }
 
 fn signed(n: i128) -> Result<Value> {
@@ -409,7 +417,7 @@ impl ser::SerializeStructVariant for SerializeObjectVariant {
 
 /// Serializes a map key to a property name: strings and chars as they are, integers as their
 /// decimal text (as JavaScript names array-like properties), unit variants by name.
-struct KeySerializer;
+pub(crate) struct KeySerializer;
 
 fn bad_key(kind: &str) -> Error {
     Error::Data(format!(
