@@ -808,57 +808,53 @@ impl<'e> ser::Serializer for &'e mut Encoder {
     }
 }
 
-impl ser::SerializeSeq for Compound<'_> {
-    type Ok = ();
-    type Error = Error;
+/// The serde traits of arrays (`$method` a member's) and of objects with `&'static str`
+/// names, all written by [`Compound`].
+macro_rules! compound_impls {
+    ($($trait:ident :: $method:ident),*; $($object:ident),*) => {
+        $(
+            impl ser::$trait for Compound<'_> {
+                type Ok = ();
+                type Error = Error;
 
-    fn serialize_element<T: Serialize + ?Sized>(&mut self, value: &T) -> Result<()> {
-        self.element(value)
-    }
+                fn $method<T: Serialize + ?Sized>(&mut self, value: &T) -> Result<()> {
+                    self.element(value)
+                }
 
-    fn end(self) -> Result<()> {
-        Compound::end(self)
-    }
+                fn end(self) -> Result<()> {
+                    Compound::end(self)
+                }
+            }
+        )*
+        $(
+            impl ser::$object for Compound<'_> {
+                type Ok = ();
+                type Error = Error;
+
+                fn serialize_field<T: Serialize + ?Sized>(
+                    &mut self,
+                    key: &'static str,
+                    value: &T,
+                ) -> Result<()> {
+                    self.property(key, value)
+                }
+
+                fn end(self) -> Result<()> {
+                    Compound::end(self)
+                }
+            }
+        )*
+    };
 }
 
-impl ser::SerializeTuple for Compound<'_> {
-    type Ok = ();
-    type Error = Error;
-
-    fn serialize_element<T: Serialize + ?Sized>(&mut self, value: &T) -> Result<()> {
-        self.element(value)
-    }
-
-    fn end(self) -> Result<()> {
-        Compound::end(self)
-    }
-}
-
-impl ser::SerializeTupleStruct for Compound<'_> {
-    type Ok = ();
-    type Error = Error;
-
-    fn serialize_field<T: Serialize + ?Sized>(&mut self, value: &T) -> Result<()> {
-        self.element(value)
-    }
-
-    fn end(self) -> Result<()> {
-        Compound::end(self)
-    }
-}
-
-impl ser::SerializeTupleVariant for Compound<'_> {
-    type Ok = ();
-    type Error = Error;
-
-    fn serialize_field<T: Serialize + ?Sized>(&mut self, value: &T) -> Result<()> {
-        self.element(value)
-    }
-
-    fn end(self) -> Result<()> {
-        Compound::end(self)
-    }
-}
+compound_impls!(
+    SerializeSeq::serialize_element,
+    SerializeTuple::serialize_element,
+    SerializeTupleStruct::serialize_field,
+    SerializeTupleVariant::serialize_field;
+    SerializeStruct,
+    SerializeStructVariant
+);
 
 impl ser::SerializeMap for Compound<'_> {
     type Ok = ();
@@ -874,40 +870,6 @@ impl ser::SerializeMap for Compound<'_> {
 
     fn serialize_value<T: Serialize + ?Sized>(&mut self, value: &T) -> Result<()> {
         self.element(value)
-    }
-
-    fn end(self) -> Result<()> {
-        Compound::end(self)
-    }
-}
-
-impl ser::SerializeStruct for Compound<'_> {
-    type Ok = ();
-    type Error = Error;
-
-    fn serialize_field<T: Serialize + ?Sized>(
-        &mut self,
-        key: &'static str,
-        value: &T,
-    ) -> Result<()> {
-        self.property(key, value)
-    }
-
-    fn end(self) -> Result<()> {
-        Compound::end(self)
-    }
-}
-
-impl ser::SerializeStructVariant for Compound<'_> {
-    type Ok = ();
-    type Error = Error;
-
-    fn serialize_field<T: Serialize + ?Sized>(
-        &mut self,
-        key: &'static str,
-        value: &T,
-    ) -> Result<()> {
-        self.property(key, value)
     }
 
     fn end(self) -> Result<()> {
