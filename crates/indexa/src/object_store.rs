@@ -174,7 +174,9 @@ impl<'t> ObjectStore<'t> {
     /// but written straight to the stored form without building a [`Value`] (key paths are
     /// evaluated on the stored bytes). A value that needs a generated key injected into it
     /// (in-line keys with a key generator, the key path's property absent) is built as a
-    /// [`Value`] for that.
+    /// [`Value`] for that. Where only [`to_value`](crate::to_value) gives the record or the
+    /// error exactly (an error, a repeated property name, nesting near the limit), `value` is
+    /// serialized a second time, through it.
     ///
     /// # Errors
     /// As [`ObjectStore::add`], and as [`to_value`](crate::to_value) ([`Error::Data`]: an
@@ -707,7 +709,7 @@ impl NewValue {
     /// `value` written from serde, or built as a [`Value`] where only that gives its stored
     /// form exactly (see [`encode_serialized`]).
     fn serialized<T: Serialize + ?Sized>(value: &T) -> Result<NewValue> {
-        match encode_serialized(value)? {
+        match encode_serialized(value) {
             Some(stored) => Ok(NewValue::Encoded(stored)),
             None => to_value(value).map(NewValue::Tree),
         }

@@ -1,6 +1,8 @@
-//! Typed reads: a [`serde::Deserializer`] over a stored value's bytes (the value codec,
-//! `value_codec.rs`), so a record decodes straight into the caller's type without building a
-//! [`Value`](crate::Value) first.
+//! Typed reads and writes: a [`serde::Deserializer`] over a stored value's bytes (the value
+//! codec, `value_codec.rs`), so a record decodes straight into the caller's type without
+//! building a [`Value`](crate::Value) first, and a [`serde::Serializer`] that writes those
+//! bytes straight from the caller's type ([`encode_serialized`], for
+//! `ObjectStore::add_as`/`put_as`).
 //!
 //! [`decode_value_as::<T>(bytes)`](decode_value_as) gives exactly what
 //! [`from_value::<T>`](crate::from_value)`(`[`decode_value`](crate::decode_value)`(bytes)?)`
@@ -10,6 +12,8 @@
 //! without being built.
 
 use std::borrow::Cow;
+use std::collections::HashSet;
+use std::hash::{Hash, Hasher};
 
 use serde::de::{self, DeserializeOwned, DeserializeSeed, Visitor};
 use serde::ser::{self, Serialize};
@@ -451,25 +455,23 @@ impl<'de, 'r> de::VariantAccess<'de> for VariantValue<'r, 'de> {
 pub(crate) struct StoredValue {
     pub(crate) bytes: Vec<u8>,
     /// Per top-level property, where its name starts and ends (its value starts there).
-    /// `None` for a value that is not an object, or whose object is an enum variant's.
+    /// `None` for a value that is not an object, an empty object, or an enum variant's.
     pub(crate) properties: Option<Vec<(usize, usize)>>,
 }
 
 /// The stored form of `value`, written straight from its `Serialize` implementation: exactly
 /// the bytes [`encode_value`](crate::encode_value)`(&`[`to_value`](crate::to_value)`(value)?)`
-/// gives, with the same errors, without building a [`Value`](crate::Value) — strings and
-/// property names go from UTF-8 to the stored WTF-8 as they are. `Ok(None)` when only that
-/// generic way gives them exactly: a map or struct that repeats a property name (the
-/// generic value keeps one, at the first place, with the last value), or nesting within two
+/// gives, without building a [`Value`](crate::Value) — strings and property names go from
+/// UTF-8 to the stored WTF-8 as they are. `None` when only that generic way gives them
+/// exactly, or gives its error: any error (an integer beyond ±2^53, a map key that cannot be a
+/// property name, the type's own), even one the type's `Serialize` went past; a map or struct
+/// that repeats a property name (the generic value keeps one, at the first place, with the
+/// last value); a map value without its key, or a key without its value; nesting within two
 /// levels of [`MAX_VALUE_DEPTH`](crate::MAX_VALUE_DEPTH) (whose error the write reports).
-///
-/// # Errors
-/// As [`to_value`](crate::to_value): [`Error::Data`] for an integer beyond ±2^53, a map key
-/// that cannot be a property name, or an error the type's `Serialize` reports.
 ///
 /// Source: the value codec's layout (`docs/format.md`) written through the serde data model
 /// (<https://serde.rs/data-model.html>), mapped as in `to_value`.
-pub(crate) fn encode_serialized<T: Serialize + ?Sized>(value: &T) -> Result<Option<StoredValue>> {
+pub(crate) fn encode_serialized<T: Serialize + ?Sized>(value: &T) -> Option<StoredValue> {
     let mut encoder = Encoder {
         out: Vec::with_capacity(128),
         depth: 0,
@@ -478,14 +480,12 @@ pub(crate) fn encode_serialized<T: Serialize + ?Sized>(value: &T) -> Result<Opti
     };
     encoder.out.push(VALUE_FORMAT_VERSION);
     let written = value.serialize(&mut encoder);
-    if encoder.generic_only {
-        return Ok(None);
+    if encoder.generic_only || written.is_err() {
+        return None;
     }
-    written.map(|()| {
-        Some(StoredValue {
-            bytes: encoder.out,
-            properties: encoder.properties,
-        })
+    Some(StoredValue {
+        bytes: encoder.out,
+        properties: encoder.properties,
     })
 }
 
@@ -546,7 +546,9 @@ impl Encoder {
             count_at,
             hint,
             count: 0,
+            object: tag == TAG_OBJECT,
             names: Vec::new(),
+            hashes: None,
             levels,
             encoder: self,
         })
@@ -562,6 +564,9 @@ impl Encoder {
     }
 }
 
+/// How many names an object compares one by one for a repeat, before it hashes them.
+const FEW_NAMES: usize = 16;
+
 /// An array or object being written.
 struct Compound<'e> {
     encoder: &'e mut Encoder,
@@ -569,29 +574,65 @@ struct Compound<'e> {
     count_at: usize,
     hint: usize,
     count: usize,
-    /// An object's property names so far, as byte ranges of the output.
+    /// Whether it is an object (a map, a struct).
+    object: bool,
+    /// An object's property names so far, as byte ranges of the output; past
+    /// [`FEW_NAMES`], their hashes too.
     names: Vec<(usize, usize)>,
+    hashes: Option<HashSet<u64>>,
     /// The levels of nesting it closes: 2 for an enum variant's, with its outer object.
     levels: usize,
 }
 
 impl Compound<'_> {
+    /// A member; after a failed one the bytes are left to the generic path, whatever the
+    /// type's `Serialize` does next.
     fn element<T: Serialize + ?Sized>(&mut self, value: &T) -> Result<()> {
         self.count += 1;
-        value.serialize(&mut *self.encoder)
+        let written = value.serialize(&mut *self.encoder);
+        if written.is_err() {
+            self.encoder.generic_only = true;
+        }
+        written
     }
 
-    /// A property name (WTF-8); a repeated one leaves the object to the generic path.
+    /// A property name (WTF-8); a repeated one leaves the object to the generic path, and so
+    /// does a name that does not follow a value (a map's key given twice in a row).
     fn name(&mut self, name: &[u8]) -> Result<()> {
+        if self.names.len() != self.count {
+            return Err(self.encoder.generic_only());
+        }
         let out = &mut self.encoder.out;
         put_varint(out, name.len() as u64);
         let start = out.len();
         out.extend_from_slice(name);
-        if self.names.iter().any(|&(s, e)| out[s..e] == *name) {
+        let repeated = if self.names.len() < FEW_NAMES {
+            self.names.iter().any(|&(s, e)| out[s..e] == *name)
+        } else {
+            // Equal hashes are taken as a repeat: at worst the generic path writes it.
+            let hash = |bytes: &[u8]| {
+                let mut h = std::hash::DefaultHasher::new();
+                bytes.hash(&mut h);
+                h.finish()
+            };
+            let hashes = self
+                .hashes
+                .get_or_insert_with(|| self.names.iter().map(|&(s, e)| hash(&out[s..e])).collect());
+            !hashes.insert(hash(name))
+        };
+        if repeated {
             return Err(self.encoder.generic_only());
         }
         self.names.push((start, start + name.len()));
         Ok(())
+    }
+
+    /// A map's value, which must follow its key.
+    fn value<T: Serialize + ?Sized>(&mut self, value: &T) -> Result<()> {
+        if self.names.len() != self.count + 1 {
+            return Err(self.encoder.generic_only());
+        }
+        self.element(value)
     }
 
     fn property<T: Serialize + ?Sized>(&mut self, name: &str, value: &T) -> Result<()> {
@@ -602,6 +643,10 @@ impl Compound<'_> {
     /// Closes the array or object, setting its count when the hint was not it.
     fn end(self) -> Result<()> {
         let encoder = self.encoder;
+        if self.object && self.names.len() != self.count {
+            // A map's key without its value.
+            return Err(encoder.generic_only());
+        }
         encoder.depth -= self.levels;
         let mut shift = 0;
         if self.count != self.hint {
@@ -862,14 +907,16 @@ impl ser::SerializeMap for Compound<'_> {
 
     fn serialize_key<T: Serialize + ?Sized>(&mut self, key: &T) -> Result<()> {
         // As `to_value` names the property (strings, chars, integers, unit variants).
-        let name = key.serialize(KeySerializer)?;
+        let name = key.serialize(KeySerializer).inspect_err(|_| {
+            self.encoder.generic_only = true;
+        })?;
         let mut wtf8 = Vec::with_capacity(name.len());
         crate::utf16::push_wtf8(&mut wtf8, name.units());
         self.name(&wtf8)
     }
 
     fn serialize_value<T: Serialize + ?Sized>(&mut self, value: &T) -> Result<()> {
-        self.element(value)
+        self.value(value)
     }
 
     fn end(self) -> Result<()> {
@@ -1122,9 +1169,7 @@ mod tests {
     /// `encode_serialized` gives what the generic way gives, or leaves it to that way.
     fn same_bytes<T: Serialize + ?Sized>(x: &T) -> bool {
         match (encode_serialized(x), generic(x)) {
-            (Ok(Some(a)), Ok(b)) => a.bytes == b && properties_are_where_they_say(&a),
-            (Ok(None), _) => false,
-            (Err(a), Err(b)) => a == b,
+            (Some(a), Ok(b)) => a.bytes == b && properties_are_where_they_say(&a),
             _ => false,
         }
     }
@@ -1139,7 +1184,7 @@ mod tests {
             founded: Some(-(1 << 53)),
             kind: Kind::Capital { of: "x".into() },
         };
-        let bytes = encode_serialized(&c).unwrap().unwrap().bytes;
+        let bytes = encode_serialized(&c).unwrap().bytes;
         assert_eq!(bytes, generic(&c).unwrap());
         assert_eq!(decode_value_as::<City>(&bytes).unwrap(), c);
         for kind in [Kind::Village, Kind::Town(7), Kind::Pair(-1, true)] {
@@ -1159,7 +1204,7 @@ mod tests {
         // move with the bytes after it.
         let unhinted = Unhinted((0..200).map(|i| (format!("p{i}"), i)).collect());
         assert!(same_bytes(&unhinted));
-        let stored = encode_serialized(&unhinted).unwrap().unwrap();
+        let stored = encode_serialized(&unhinted).unwrap();
         assert_eq!(stored.properties.map(|p| p.len()), Some(200));
     }
 
@@ -1177,14 +1222,12 @@ mod tests {
             .into_iter()
             .collect(),
         );
-        assert!(encode_serialized(&repeated).unwrap().is_none());
+        assert!(encode_serialized(&repeated).is_none());
         // Nesting near the limit (the write refuses more than MAX_VALUE_DEPTH - 1 levels).
         let arrays =
             |levels: usize| (0..levels).fold(Value::Null, |inner, _| Value::Array(vec![inner]));
         assert!(same_bytes(&arrays(MAX_VALUE_DEPTH - 2)));
-        assert!(encode_serialized(&arrays(MAX_VALUE_DEPTH - 1))
-            .unwrap()
-            .is_none());
+        assert!(encode_serialized(&arrays(MAX_VALUE_DEPTH - 1)).is_none());
         // An enum variant with data is two levels: `{"Pair": [inner, 0]}`.
         let variants = |pairs: usize, last: fn(Box<Tree>) -> Tree| {
             (1..pairs).fold(last(Box::new(Tree::Leaf)), |inner, _| {
@@ -1198,22 +1241,78 @@ mod tests {
             |t| Tree::Node(Box::new(Tree::Node(t))),
         ] {
             assert!(same_bytes(&variants(at_most, last)));
-            assert!(encode_serialized(&variants(at_most + 1, last))
-                .unwrap()
-                .is_none());
+            assert!(encode_serialized(&variants(at_most + 1, last)).is_none());
+        }
+    }
+
+    /// A `Serialize` that calls the serializer in ways `to_value` answers, wrongly or not.
+    enum Odd {
+        /// A map value without its key.
+        ValueFirst,
+        /// A map key without its value.
+        Dangling,
+        /// Members that fail, gone past, then one that does not.
+        Retried,
+        /// A repeated name after more names than are compared one by one.
+        LateRepeat,
+    }
+
+    impl Serialize for Odd {
+        fn serialize<S: serde::Serializer>(&self, s: S) -> std::result::Result<S::Ok, S::Error> {
+            use serde::ser::{SerializeMap, SerializeSeq};
+            match self {
+                Odd::ValueFirst => {
+                    let mut m = s.serialize_map(Some(1))?;
+                    m.serialize_value(&1)?;
+                    m.end()
+                }
+                Odd::Dangling => {
+                    let mut m = s.serialize_map(None)?;
+                    m.serialize_entry("a", &1)?;
+                    m.serialize_key("dangling")?;
+                    m.end()
+                }
+                Odd::Retried => {
+                    let mut q = s.serialize_seq(None)?;
+                    let _ = q.serialize_element(&u64::MAX);
+                    let _ = q.serialize_element(&(1u32, u64::MAX));
+                    q.serialize_element(&7)?;
+                    q.end()
+                }
+                Odd::LateRepeat => {
+                    let mut m = s.serialize_map(None)?;
+                    for i in 0..40 {
+                        m.serialize_entry(&format!("p{i}"), &i)?;
+                    }
+                    m.serialize_entry("p3", &0)?;
+                    m.end()
+                }
+            }
         }
     }
 
     #[test]
-    fn what_the_generic_value_refuses_is_refused_alike() {
-        let too_big = 1u64 << 54;
-        let e = encode_serialized(&too_big).unwrap_err();
-        assert_eq!(e, generic(&too_big).unwrap_err());
-        assert_eq!(e.name(), "DataError");
+    fn errors_and_odd_calls_are_left_to_the_generic_value() {
+        // Errors, even those the type went past, are the generic way's to give.
+        assert_eq!(generic(&(1u64 << 54)).unwrap_err().name(), "DataError");
+        assert!(encode_serialized(&(1u64 << 54)).is_none());
         let bad_key: BTreeMap<bool, u8> = [(true, 1)].into_iter().collect();
+        assert!(generic(&bad_key).is_err() && encode_serialized(&bad_key).is_none());
+        for odd in [
+            Odd::ValueFirst,
+            Odd::Dangling,
+            Odd::Retried,
+            Odd::LateRepeat,
+        ] {
+            assert!(encode_serialized(&odd).is_none());
+        }
         assert_eq!(
-            encode_serialized(&bad_key).unwrap_err(),
-            generic(&bad_key).unwrap_err()
+            generic(&Odd::Retried).unwrap(),
+            encode_value(&parse_value("[7]").unwrap())
+        );
+        assert_eq!(
+            generic(&Odd::Dangling).unwrap(),
+            encode_value(&parse_value(r#"{"a":1}"#).unwrap())
         );
     }
 
@@ -1236,7 +1335,7 @@ mod tests {
         fn serialized_bytes_equal_the_generic_values_encoding(v in value(), c in city()) {
             // A Value serializes as its nearest serde data (a Date as its milliseconds), the
             // same on both ways; serde_json's maps give names as strings.
-            prop_assert!(same_bytes(&v) || encode_serialized(&v).unwrap().is_none());
+            prop_assert!(same_bytes(&v) || encode_serialized(&v).is_none());
             prop_assert!(same_bytes(&c));
             let json = serde_json::to_value(&v).unwrap();
             prop_assert!(same_bytes(&json));

@@ -168,6 +168,53 @@ fn typed_writes_store_what_generic_writes_store() -> indexa::Result<()> {
     Ok(())
 }
 
+/// A `Serialize` that calls the serializer in ways `to_value` answers: a map value before
+/// its key, a key left without its value, failed members gone past.
+struct Odd(u8);
+
+impl Serialize for Odd {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::{SerializeMap, SerializeSeq};
+        match self.0 {
+            0 => {
+                let mut m = s.serialize_map(Some(1))?;
+                m.serialize_value(&1)?;
+                m.end()
+            }
+            1 => {
+                let mut m = s.serialize_map(None)?;
+                m.serialize_entry("a", &1)?;
+                m.serialize_key("dangling")?;
+                m.end()
+            }
+            _ => {
+                let mut q = s.serialize_seq(None)?;
+                let _ = q.serialize_element(&u64::MAX);
+                q.serialize_element(&7)?;
+                q.end()
+            }
+        }
+    }
+}
+
+#[test]
+fn odd_serialize_calls_store_what_the_generic_way_stores() -> indexa::Result<()> {
+    let factory = support::factory();
+    let db = open(&factory)?;
+    for store in ["out_of_line", "generated", "nested_generated"] {
+        for odd in 0..3 {
+            same_both(&db, store, &Odd(odd), Some(Key::Number(1.0)), true)?;
+            same_both(&db, store, &Odd(odd), None, true)?;
+        }
+        assert_eq!(
+            contents(&db, &format!("generic_{store}"))?,
+            contents(&db, &format!("typed_{store}"))?,
+            "{store}"
+        );
+    }
+    Ok(())
+}
+
 #[test]
 fn typed_writes_give_the_exact_keys_and_errors() -> indexa::Result<()> {
     let factory = support::factory();
