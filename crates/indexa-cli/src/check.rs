@@ -17,10 +17,12 @@ use std::io::{self, Write};
 use std::path::Path;
 
 use clap::Args;
+use indexa::sqlite_layout::{record_table, SqlKey, StoredKey};
 use indexa::{
     decode_key, decode_value, encode_key, encode_value, extract_key_from_value_using_key_path, Key,
     KeyPath, KeyPathExtraction, Utf16String, Value, MAX_GENERATED_KEY,
 };
+use rusqlite::types::FromSql;
 use rusqlite::{params, Connection, OpenFlags, OptionalExtension};
 
 use crate::error::{CliError, CmdResult, Failure};
@@ -314,14 +316,26 @@ fn check_store<W: Write>(
     let mut has_entry = conn.prepare(
         "SELECT 1 FROM index_entry WHERE index_id = ?1 AND key = ?2 AND primary_key = ?3",
     )?;
-    let mut stmt =
-        conn.prepare("SELECT key, value FROM record WHERE object_store_id = ?1 ORDER BY key")?;
-    let mut rows = stmt.query(params![store.id])?;
+    let mut stmt = conn.prepare(&format!(
+        "SELECT key, value FROM {} ORDER BY key",
+        record_table(store.id)
+    ))?;
+    let mut rows = stmt.query([])?;
     // The largest numeric key the generator must be above.
     let mut largest: Option<f64> = None;
     while let Some(r) = rows.next()? {
         report.records += 1;
-        let key_bytes: Vec<u8> = r.get(0)?;
+        let key_column = r.get_ref(0)?;
+        let Ok(StoredKey(key_bytes)) = StoredKey::column_result(key_column) else {
+            report.problem(problem("undecodableKey", &store.name).value(
+                "message",
+                &Value::string(&format!(
+                    "the key column holds SQLite {}, neither an integer nor a blob",
+                    key_column.data_type()
+                )),
+            ))?;
+            continue;
+        };
         let value_bytes: Vec<u8> = r.get(1)?;
         let key = match decode_key(&key_bytes) {
             Ok(k) if encode_key(&k) == key_bytes => k,
@@ -368,7 +382,7 @@ fn check_store<W: Write>(
         }
         for ix in &indexes {
             for entry in index_entries(&value, &ix.key_path, ix.multi_entry) {
-                let found = has_entry.exists(params![ix.id, entry, key_bytes])?;
+                let found = has_entry.exists(params![ix.id, SqlKey(&entry), SqlKey(&key_bytes)])?;
                 if !found {
                     report.problem(entry_line(
                         "missingIndexEntry",
@@ -423,13 +437,15 @@ fn check_index<W: Write>(
     let mut stmt = conn.prepare(
         "SELECT key, primary_key FROM index_entry WHERE index_id = ?1 ORDER BY key, primary_key",
     )?;
-    let mut record =
-        conn.prepare("SELECT value FROM record WHERE object_store_id = ?1 AND key = ?2")?;
+    let mut record = conn.prepare(&format!(
+        "SELECT value FROM {} WHERE key = ?1",
+        record_table(store.id)
+    ))?;
     let mut rows = stmt.query(params![ix.id])?;
     // The previous entry's key: in a unique index, no two entries have the same key.
     let mut previous: Option<Vec<u8>> = None;
     while let Some(r) = rows.next()? {
-        let (key, pk): (Vec<u8>, Vec<u8>) = (r.get(0)?, r.get(1)?);
+        let (StoredKey(key), StoredKey(pk)) = (r.get(0)?, r.get(1)?);
         if ix.unique && previous.as_ref() == Some(&key) {
             report.problem(entry_line("duplicateUniqueKey", store, ix, &key, &pk))?;
         }
@@ -443,9 +459,7 @@ fn check_index<W: Write>(
             )?;
             continue;
         }
-        let value: Option<Vec<u8>> = record
-            .query_row(params![store.id, pk], |r| r.get(0))
-            .optional()?;
+        let value: Option<Vec<u8>> = record.query_row([SqlKey(&pk)], |r| r.get(0)).optional()?;
         let Some(value) = value else {
             report.problem(entry_line("danglingIndexEntry", store, ix, &key, &pk))?;
             continue;
@@ -492,11 +506,14 @@ fn check_orphans<W: Write>(conn: &Connection, report: &mut Report<'_, W>) -> Res
     };
     let stores = ids("SELECT id FROM object_store")?;
     let indexes = ids("SELECT id FROM object_store_index")?;
-    for id in distinct_ids(conn, "record", "object_store_id")? {
+    let record_tables = ids(
+        "SELECT CAST(substr(name, 8) AS INTEGER) AS id FROM sqlite_master WHERE type = 'table' AND name GLOB 'record_[0-9]*' ORDER BY id",
+    )?;
+    for id in record_tables {
         if !stores.contains(&id) {
             let count: i64 = conn.query_row(
-                "SELECT count(*) FROM record WHERE object_store_id = ?1",
-                params![id],
+                &format!("SELECT count(*) FROM {}", record_table(id)),
+                [],
                 |r| r.get(0),
             )?;
             report.problem(

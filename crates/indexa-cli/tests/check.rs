@@ -3,7 +3,9 @@
 mod common;
 
 use common::{script, Env};
+use indexa::sqlite_layout::{record_table, SqlKey};
 use indexa::{encode_key, Key};
+use rusqlite::types::Value as SqlValue;
 use rusqlite::{params, Connection};
 
 /// A database with an auto-increment store (keys 1..=3) and a store with two indexes.
@@ -49,8 +51,14 @@ fn index_id(conn: &Connection, name: &str) -> i64 {
     .unwrap()
 }
 
-fn k(key: impl Into<Key>) -> Vec<u8> {
-    encode_key(&key.into())
+/// A key as a key column holds it (`docs/format.md`).
+fn k(key: impl Into<Key>) -> SqlValue {
+    SqlKey(&encode_key(&key.into())).to_sql_value()
+}
+
+/// The record table of the store named `name`.
+fn records(conn: &Connection, name: &str) -> String {
+    record_table(store_id(conn, name))
 }
 
 /// Injects one fault, runs check and returns its stdout (asserting exit status 1).
@@ -120,8 +128,11 @@ fn a_dangling_index_entry_is_reported() {
 fn an_undecodable_key_is_reported() {
     let out = fault(|c| {
         c.execute(
-            "UPDATE record SET key = X'FF01' WHERE object_store_id = ?1 AND key = ?2",
-            params![store_id(c, "auto"), k(2)],
+            &format!(
+                "UPDATE {} SET key = X'FF01' WHERE key = ?1",
+                records(c, "auto")
+            ),
+            params![k(2)],
         )
         .unwrap();
     });
@@ -130,11 +141,29 @@ fn an_undecodable_key_is_reported() {
 }
 
 #[test]
+fn a_key_stored_as_text_is_reported() {
+    let out = fault(|c| {
+        c.execute(
+            &format!(
+                "UPDATE {} SET key = 'two' WHERE key = ?1",
+                records(c, "auto")
+            ),
+            params![k(2)],
+        )
+        .unwrap();
+    });
+    assert_eq!(out, "{\"problem\":\"undecodableKey\",\"store\":\"auto\",\"message\":\"the key column holds SQLite Text, neither an integer nor a blob\"}\n");
+}
+
+#[test]
 fn an_undecodable_value_is_reported() {
     let out = fault(|c| {
         c.execute(
-            "UPDATE record SET value = X'0199' WHERE object_store_id = ?1 AND key = ?2",
-            params![store_id(c, "auto"), k(3)],
+            &format!(
+                "UPDATE {} SET value = X'0199' WHERE key = ?1",
+                records(c, "auto")
+            ),
+            params![k(3)],
         )
         .unwrap();
     });
@@ -146,7 +175,14 @@ fn an_undecodable_value_is_reported() {
 fn a_non_canonical_value_is_reported() {
     // 1 written in the 8-byte number form decodes, but encodes as a small int.
     let out = fault(|c| {
-        c.execute("UPDATE record SET value = X'0104000000000000F03F' WHERE object_store_id = ?1 AND key = ?2", params![store_id(c, "auto"), k(1)]).unwrap();
+        c.execute(
+            &format!(
+                "UPDATE {} SET value = X'0104000000000000F03F' WHERE key = ?1",
+                records(c, "auto")
+            ),
+            params![k(1)],
+        )
+        .unwrap();
     });
     assert_eq!(
         out,
@@ -176,8 +212,11 @@ fn a_record_whose_in_line_key_differs_is_reported() {
             &indexa::parse_value(r#"{"id":7,"name":"Bob","tags":[]}"#).unwrap(),
         );
         c.execute(
-            "UPDATE record SET value = ?1 WHERE object_store_id = ?2 AND key = ?3",
-            params![value, store_id(c, "people"), k(2)],
+            &format!(
+                "UPDATE {} SET value = ?1 WHERE key = ?2",
+                records(c, "people")
+            ),
+            params![value, k(2)],
         )
         .unwrap();
     });
@@ -250,6 +289,15 @@ fn a_page_damaged_in_the_middle_is_reported_line_by_line() {
         .unwrap()
         .len();
     let page = size / 4096 / 2;
+    let conn = sqlite(&env);
+    let tree: i64 = conn
+        .query_row(
+            "SELECT rootpage FROM sqlite_master WHERE name = ?1",
+            [records(&conn, "s")],
+            |r| r.get(0),
+        )
+        .unwrap();
+    drop(conn);
     damage(&env, page * 4096, 4096, 0xFF);
     let run = env.run(&["check", "db"]);
     assert_eq!(run.code, 1, "{run:?}");
@@ -258,7 +306,7 @@ fn a_page_damaged_in_the_middle_is_reported_line_by_line() {
     assert!(lines.len() >= 2, "{run:?}");
     assert!(
         lines[0].starts_with(&format!(
-            "{{\"problem\":\"sqliteIntegrity\",\"message\":\"*** in database main ***\\nTree 8 page {}: ",
+            "{{\"problem\":\"sqliteIntegrity\",\"message\":\"*** in database main ***\\nTree {tree} page {}: ",
             page + 1
         )),
         "{run:?}"
@@ -330,8 +378,11 @@ fn a_unique_index_holding_duplicate_keys_is_reported() {
             &indexa::parse_value(r#"{"id":2,"name":"Ada","tags":[]}"#).unwrap(),
         );
         c.execute(
-            "UPDATE record SET value = ?1 WHERE object_store_id = ?2 AND key = ?3",
-            params![value, store_id(c, "people"), k(2)],
+            &format!(
+                "UPDATE {} SET value = ?1 WHERE key = ?2",
+                records(c, "people")
+            ),
+            params![value, k(2)],
         )
         .unwrap();
         c.execute(
@@ -351,9 +402,14 @@ fn a_unique_index_holding_duplicate_keys_is_reported() {
 #[test]
 fn records_whose_store_does_not_exist_are_reported() {
     let out = fault(|c| {
+        c.execute_batch(&format!(
+            "CREATE TABLE {} (key BLOB NOT NULL PRIMARY KEY, value BLOB NOT NULL) WITHOUT ROWID",
+            record_table(99)
+        ))
+        .unwrap();
         for key in [1, 2] {
             c.execute(
-                "INSERT INTO record (object_store_id, key, value) VALUES (99, ?1, X'0101')",
+                &format!("INSERT INTO {} VALUES (?1, X'0101')", record_table(99)),
                 params![k(key)],
             )
             .unwrap();

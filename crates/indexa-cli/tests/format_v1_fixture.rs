@@ -1,6 +1,7 @@
 //! A database file written by format version 1 (`crates/indexa/tests/fixtures/format-v1`, made
 //! by `make-format-v1.sh` there with the Node.js package and the CLI) still opens, and dumps to
-//! exactly the records recorded when it was made (`format-v1.dump`).
+//! exactly the records recorded when it was made (`format-v1.dump`), upgraded to the current
+//! SQLite layout on its first open; an upgrade that fails leaves the file as it was.
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -9,13 +10,17 @@ fn fixtures() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../indexa/tests/fixtures")
 }
 
-fn indexa(dir: &Path, args: &[&str]) -> String {
-    let out = Command::new(env!("CARGO_BIN_EXE_indexa"))
+fn run(dir: &Path, args: &[&str]) -> std::process::Output {
+    Command::new(env!("CARGO_BIN_EXE_indexa"))
         .arg("--data-dir")
         .arg(dir)
         .args(args)
         .output()
-        .expect("run indexa");
+        .expect("run indexa")
+}
+
+fn indexa(dir: &Path, args: &[&str]) -> String {
+    let out = run(dir, args);
     assert!(
         out.status.success(),
         "indexa {args:?}: {}",
@@ -24,17 +29,61 @@ fn indexa(dir: &Path, args: &[&str]) -> String {
     String::from_utf8(out.stdout).expect("UTF-8 output")
 }
 
-#[test]
-fn a_version_1_file_dumps_to_its_recorded_records() {
+/// A copy of the fixture in a new data directory.
+fn copy_of_fixture() -> tempfile::TempDir {
     let dir = tempfile::tempdir().unwrap();
     std::fs::copy(
         fixtures().join("format-v1/db-v1.indexa"),
         dir.path().join("db-v1.indexa"),
     )
     .unwrap();
+    dir
+}
+
+/// The file's format version and its tables, sorted.
+fn layout(dir: &Path) -> (i64, Vec<String>) {
+    let conn = rusqlite::Connection::open(dir.join("db-v1.indexa")).unwrap();
+    let format = conn
+        .query_row("SELECT format_version FROM database", [], |r| r.get(0))
+        .unwrap();
+    let tables = conn
+        .prepare("SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name")
+        .unwrap()
+        .query_map([], |r| r.get(0))
+        .unwrap()
+        .collect::<rusqlite::Result<_>>()
+        .unwrap();
+    (format, tables)
+}
+
+#[test]
+fn a_version_1_file_dumps_to_its_recorded_records() {
+    let dir = copy_of_fixture();
     let recorded = std::fs::read_to_string(fixtures().join("format-v1.dump")).unwrap();
     assert_eq!(recorded.lines().count(), 62);
+    assert_eq!(layout(dir.path()).0, 1);
     assert_eq!(indexa(dir.path(), &["dump", "v1"]), recorded);
+    // Upgraded: a record table per object store, keys as key columns.
+    assert_eq!(
+        layout(dir.path()),
+        (
+            2,
+            [
+                "database",
+                "index_entry",
+                "object_store",
+                "object_store_index",
+                "record_1",
+                "record_2",
+                "record_3",
+                "record_4",
+                "record_5",
+                "sqlite_sequence"
+            ]
+            .map(String::from)
+            .to_vec()
+        )
+    );
     // Opened again (and checked), it still holds the same records.
     assert_eq!(
         indexa(dir.path(), &["check", "v1"]),
@@ -42,4 +91,38 @@ fn a_version_1_file_dumps_to_its_recorded_records() {
         "check reports no problem"
     );
     assert_eq!(indexa(dir.path(), &["dump", "v1"]), recorded);
+}
+
+/// A version 1 file that the upgrade cannot read to the end (a key stored as text, which no
+/// build writes) fails to open with UnknownError and is left exactly as it was: still
+/// version 1, no table added, every row in place.
+#[test]
+fn a_failed_upgrade_leaves_the_version_1_file_whole() {
+    let dir = copy_of_fixture();
+    let conn = rusqlite::Connection::open(dir.path().join("db-v1.indexa")).unwrap();
+    let last_store: i64 = conn
+        .query_row("SELECT max(id) FROM object_store", [], |r| r.get(0))
+        .unwrap();
+    conn.execute(
+        "INSERT INTO record (object_store_id, key, value) VALUES (?1, 'text', X'0101')",
+        [last_store],
+    )
+    .unwrap();
+    let rows = |conn: &rusqlite::Connection| -> (i64, i64) {
+        conn.query_row(
+            "SELECT (SELECT count(*) FROM record), (SELECT count(*) FROM index_entry)",
+            [],
+            |r| Ok((r.get(0)?, r.get(1)?)),
+        )
+        .unwrap()
+    };
+    let before = (layout(dir.path()), rows(&conn));
+    drop(conn);
+    let out = run(dir.path(), &["dump", "v1"]);
+    assert_eq!(out.status.code(), Some(1));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stderr.starts_with("indexa: UnknownError: "), "{stderr}");
+    let conn = rusqlite::Connection::open(dir.path().join("db-v1.indexa")).unwrap();
+    assert_eq!((layout(dir.path()), rows(&conn)), before);
+    assert_eq!(before.0 .0, 1);
 }

@@ -46,6 +46,7 @@ mod key_range;
 mod object_store;
 mod query;
 mod schema;
+pub mod sqlite_layout;
 mod text;
 mod transaction;
 mod utf16;

@@ -6,6 +6,7 @@
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
+use indexa::sqlite_layout::SqlKey;
 use indexa::{Database, Factory, Key, Query, TransactionMode, Value};
 
 fn open(factory: &Factory, name: &str) -> indexa::Result<Database> {
@@ -61,8 +62,8 @@ fn a_cursor_step_onto_a_damaged_record_fails_and_stays_put() {
     let conn = rusqlite::Connection::open(&file).unwrap();
     // Tag 0xFF is no value kind: record 3's value cannot be decoded.
     conn.execute(
-        "UPDATE record SET value = x'01FF' WHERE key = ?1",
-        [indexa::encode_key(&Key::from(3))],
+        "UPDATE record_1 SET value = x'01FF' WHERE key = ?1",
+        [SqlKey(&indexa::encode_key(&Key::from(3)))],
     )
     .unwrap();
     drop(conn);
@@ -103,8 +104,8 @@ fn a_typed_cursor_reports_a_damaged_record_when_its_value_is_read() {
         (4, vec![0x01, 0x09, 0x02, 0x01, 0xFF]),
     ] {
         conn.execute(
-            "UPDATE record SET value = ?2 WHERE key = ?1",
-            rusqlite::params![indexa::encode_key(&Key::from(key)), value],
+            "UPDATE record_1 SET value = ?2 WHERE key = ?1",
+            rusqlite::params![SqlKey(&indexa::encode_key(&Key::from(key))), value],
         )
         .unwrap();
     }
@@ -229,15 +230,15 @@ fn future_format_versions_are_refused_and_left_untouched() {
     for (column, message) in [
         (
             "format_version",
-            "database file has format version 2 (keys 1, values 1); this build reads 1 (keys 1, values 1)",
+            "database file has format version 3 (keys 1, values 1); this build reads 2 (keys 1, values 1)",
         ),
         (
             "key_encoding_version",
-            "database file has format version 1 (keys 2, values 1); this build reads 1 (keys 1, values 1)",
+            "database file has format version 2 (keys 2, values 1); this build reads 2 (keys 1, values 1)",
         ),
         (
             "value_format_version",
-            "database file has format version 1 (keys 1, values 2); this build reads 1 (keys 1, values 1)",
+            "database file has format version 2 (keys 1, values 2); this build reads 2 (keys 1, values 1)",
         ),
     ] {
         let dir = tempfile::tempdir().unwrap();

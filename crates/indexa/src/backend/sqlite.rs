@@ -1,17 +1,21 @@
 //! The SQLite backend: the only module that talks SQLite's SQL. Schema, pragmas and every
 //! query.
 //!
-//! One SQLite file per database, in WAL mode. Keys are stored as their order-preserving
-//! encoding ([`crate::encode_key`]) in `WITHOUT ROWID` tables, so SQLite's BLOB order (memcmp)
-//! is key order. The layout is documented in `docs/format.md`.
+//! One SQLite file per database, in WAL mode, with a `WITHOUT ROWID` table of records per
+//! object store. Keys are stored as their order-preserving encoding ([`crate::encode_key`]),
+//! number keys as integers ([`crate::sqlite_layout`]), so SQLite's order is key order. The
+//! layout is documented in `docs/format.md`.
 
+use std::borrow::Cow;
 use std::cell::{Cell, RefCell};
 use std::ops::Bound;
 use std::path::Path;
 use std::sync::OnceLock;
 
 use rusqlite::types::Value as SqlValue;
-use rusqlite::{params, Connection, ErrorCode, OpenFlags, OptionalExtension, Statement};
+use rusqlite::{
+    params, CachedStatement, Connection, ErrorCode, OpenFlags, OptionalExtension, Statement,
+};
 
 use crate::backend::{
     DatabaseRow, IndexRow, IndexStep, RawEntry, RawRecord, StorageConnection, StoreRow,
@@ -23,8 +27,7 @@ use crate::utf16::Utf16String;
 use crate::value_codec::wtf8_to_units;
 use crate::value_codec::VALUE_FORMAT_VERSION;
 
-/// Version of the SQLite table layout below.
-pub(crate) const FORMAT_VERSION: i64 = 1;
+use crate::sqlite_layout::{record_table, SqlKey, StoredKey, SQLITE_FORMAT_VERSION};
 
 const SCHEMA: &str = "
 CREATE TABLE IF NOT EXISTS database (
@@ -53,12 +56,6 @@ CREATE TABLE IF NOT EXISTS object_store_index (
     multi_entry INTEGER NOT NULL,
     UNIQUE (object_store_id, name)
 );
-CREATE TABLE IF NOT EXISTS record (
-    object_store_id INTEGER NOT NULL,
-    key BLOB NOT NULL,
-    value BLOB NOT NULL,
-    PRIMARY KEY (object_store_id, key)
-) WITHOUT ROWID;
 CREATE TABLE IF NOT EXISTS index_entry (
     index_id INTEGER NOT NULL,
     key BLOB NOT NULL,
@@ -66,6 +63,16 @@ CREATE TABLE IF NOT EXISTS index_entry (
     PRIMARY KEY (index_id, key, primary_key)
 ) WITHOUT ROWID;
 ";
+
+/// The table of an object store's records (see [`record_table`]); `key` is a key column
+/// (`BLOB` affinity, so number keys stay integers).
+fn create_record_table(conn: &Connection, store_id: i64) -> Result<()> {
+    conn.execute_batch(&format!(
+        "CREATE TABLE {} (key BLOB NOT NULL PRIMARY KEY, value BLOB NOT NULL) WITHOUT ROWID",
+        record_table(store_id)
+    ))
+    .sql()
+}
 
 /// Maps a SQLite failure to the spec's error: a full disk is `QuotaExceededError`, anything
 /// else `UnknownError`.
@@ -196,31 +203,41 @@ fn name_from_sql(value: SqlValue) -> Result<Utf16String> {
     }
 }
 
-/// Creates the tables of a new file, or checks an existing file's format versions.
+/// Creates the tables of a new file, or checks an existing file's format versions, upgrading
+/// a file of format version 1 to the current one.
 ///
 /// # Errors
 /// [`Error::Unknown`] for a file that is not an Indexa database, one of another format
 /// version, or one made for another database name.
 ///
-/// An existing file is only read (a deferred transaction), so opening never waits for
-/// another process's writer; only a new file takes the write lock to create the tables.
+/// An existing file of the current format is only read (a deferred transaction), so opening
+/// never waits for another process's writer; only a new file (to create the tables) and a
+/// file of version 1 (to upgrade it) take the write lock.
 pub(crate) fn initialize(conn: &Connection, name: &Utf16String) -> Result<DatabaseRow> {
     conn.execute_batch("BEGIN").sql()?;
     let existing = read_database_row(conn);
     conn.execute_batch("COMMIT").sql()?;
     if existing?.is_some() {
-        return create_or_check(conn, name, false);
+        if let Some(row) = create_or_check(conn, name, false)? {
+            return Ok(row);
+        }
     }
-    create_or_check(conn, name, true)
+    create_or_check(conn, name, true)?
+        .ok_or_else(|| Error::Unknown("the database file could not be upgraded".into()))
 }
 
-/// Checks the database row of a file, or with `create` (under the write lock) creates the
-/// missing tables and the row of a new file first.
-fn create_or_check(conn: &Connection, name: &Utf16String, create: bool) -> Result<DatabaseRow> {
-    conn.execute_batch(if create { "BEGIN IMMEDIATE" } else { "BEGIN" })
+/// Checks the database row of a file. With `write` (under the write lock) it first creates
+/// the missing tables and the row of a new file, and upgrades a file of format version 1;
+/// without, such a file answers `None` (it needs the write lock).
+fn create_or_check(
+    conn: &Connection,
+    name: &Utf16String,
+    write: bool,
+) -> Result<Option<DatabaseRow>> {
+    conn.execute_batch(if write { "BEGIN IMMEDIATE" } else { "BEGIN" })
         .sql()?;
     let result = (|| {
-        if create {
+        if write {
             conn.execute_batch(SCHEMA).sql()?;
         }
         let existing = conn
@@ -245,25 +262,40 @@ fn create_or_check(conn: &Connection, name: &Utf16String, create: bool) -> Resul
                     "INSERT INTO database VALUES (1, ?1, 0, ?2, ?3, ?4)",
                     params![
                         name_to_sql(name),
-                        FORMAT_VERSION,
+                        SQLITE_FORMAT_VERSION,
                         KEY_ENCODING_VERSION,
                         VALUE_FORMAT_VERSION
                     ],
                 )
                 .sql()?;
-                Ok(DatabaseRow {
+                Ok(Some(DatabaseRow {
                     name: name.clone(),
                     version: 0,
-                })
+                }))
             }
-            Some((stored_name, version, format, key_format, value_format)) => {
+            Some((_, _, 1, key_format, value_format))
+                if key_format == i64::from(KEY_ENCODING_VERSION)
+                    && value_format == i64::from(VALUE_FORMAT_VERSION)
+                    && !write =>
+            {
+                Ok(None)
+            }
+            Some((stored_name, version, mut format, key_format, value_format)) => {
                 let stored_name = name_from_sql(stored_name)?;
-                if format != FORMAT_VERSION
+                if format == 1
+                    && key_format == i64::from(KEY_ENCODING_VERSION)
+                    && value_format == i64::from(VALUE_FORMAT_VERSION)
+                    && stored_name == *name
+                {
+                    upgrade_from_version_1(conn)?;
+                    format = SQLITE_FORMAT_VERSION;
+                }
+                if format != SQLITE_FORMAT_VERSION
                     || key_format != i64::from(KEY_ENCODING_VERSION)
                     || value_format != i64::from(VALUE_FORMAT_VERSION)
                 {
                     return Err(Error::Unknown(format!(
-                        "database file has format version {format} (keys {key_format}, values {value_format}); this build reads {FORMAT_VERSION} (keys {KEY_ENCODING_VERSION}, values {VALUE_FORMAT_VERSION})"
+                        "database file has format version {format} (keys {key_format}, values {value_format}); this build reads {SQLITE_FORMAT_VERSION} (keys {KEY_ENCODING_VERSION}, values {VALUE_FORMAT_VERSION})"
                     )));
                 }
                 if stored_name != *name {
@@ -271,12 +303,12 @@ fn create_or_check(conn: &Connection, name: &Utf16String, create: bool) -> Resul
                         "database file belongs to database {stored_name:?}, not {name:?}"
                     )));
                 }
-                Ok(DatabaseRow {
+                Ok(Some(DatabaseRow {
                     name: stored_name,
                     version: u64::try_from(version).map_err(|_| {
                         Error::Unknown(format!("stored database version {version} is invalid"))
                     })?,
-                })
+                }))
             }
         }
     })();
@@ -287,6 +319,87 @@ fn create_or_check(conn: &Connection, name: &Utf16String, create: bool) -> Resul
         }
     }
     result
+}
+
+/// Upgrades a file of format version 1 to the current layout, inside the caller's writing
+/// transaction (so a crash leaves version 1 whole): each object store's records move from
+/// the shared `record` table to a table of their own, and the keys of records and index
+/// entries are rewritten as key columns ([`SqlKey`]: number keys as integers). Records of
+/// stores that no longer exist (rows a version 1 file could hold only if damaged) are not
+/// kept.
+fn upgrade_from_version_1(conn: &Connection) -> Result<()> {
+    let stores: Vec<i64> = conn
+        .prepare("SELECT id FROM object_store ORDER BY id")
+        .sql()?
+        .query_map([], |r| r.get(0))
+        .sql()?
+        .collect::<rusqlite::Result<_>>()
+        .sql()?;
+    let mut read = conn
+        .prepare("SELECT key, value FROM record WHERE object_store_id = ?1")
+        .sql()?;
+    for id in stores {
+        create_record_table(conn, id)?;
+        let mut write = conn
+            .prepare(&format!(
+                "INSERT INTO {} (key, value) VALUES (?1, ?2)",
+                record_table(id)
+            ))
+            .sql()?;
+        let mut rows = read.query([id]).sql()?;
+        while let Some(row) = rows.next().sql()? {
+            let key = blob_column(row, 0)?;
+            write
+                .execute(params![SqlKey(key), blob_column(row, 1)?])
+                .sql()?;
+        }
+    }
+    drop(read);
+    conn.execute_batch(
+        "DROP TABLE record;
+         CREATE TABLE index_entry_2 (
+             index_id INTEGER NOT NULL,
+             key BLOB NOT NULL,
+             primary_key BLOB NOT NULL,
+             PRIMARY KEY (index_id, key, primary_key)
+         ) WITHOUT ROWID;",
+    )
+    .sql()?;
+    {
+        let mut read = conn
+            .prepare("SELECT index_id, key, primary_key FROM index_entry")
+            .sql()?;
+        let mut write = conn
+            .prepare("INSERT INTO index_entry_2 (index_id, key, primary_key) VALUES (?1, ?2, ?3)")
+            .sql()?;
+        let mut rows = read.query([]).sql()?;
+        while let Some(row) = rows.next().sql()? {
+            let index_id: i64 = row.get(0).sql()?;
+            let (key, primary_key) = (blob_column(row, 1)?, blob_column(row, 2)?);
+            write
+                .execute(params![index_id, SqlKey(key), SqlKey(primary_key)])
+                .sql()?;
+        }
+    }
+    conn.execute_batch(
+        "DROP TABLE index_entry;
+         ALTER TABLE index_entry_2 RENAME TO index_entry;",
+    )
+    .sql()?;
+    conn.execute(
+        "UPDATE database SET format_version = ?1",
+        [SQLITE_FORMAT_VERSION],
+    )
+    .sql()?;
+    Ok(())
+}
+
+/// A `BLOB` column of a row, borrowed; another type is a damaged file.
+fn blob_column<'r>(row: &'r rusqlite::Row<'_>, column: usize) -> Result<&'r [u8]> {
+    row.get_ref(column)
+        .sql()?
+        .as_blob()
+        .map_err(|e| sql_error(e.into()))
 }
 
 /// Reads the name and version of a database file without changing it, or `None` when the
@@ -441,7 +554,9 @@ pub(crate) fn insert_store(
         ],
     )
     .sql()?;
-    Ok(conn.last_insert_rowid())
+    let id = conn.last_insert_rowid();
+    create_record_table(conn, id)?;
+    Ok(id)
 }
 
 pub(crate) fn delete_store(conn: &Connection, store_id: i64) -> Result<()> {
@@ -455,7 +570,7 @@ pub(crate) fn delete_store(conn: &Connection, store_id: i64) -> Result<()> {
         [store_id],
     )
     .sql()?;
-    conn.execute("DELETE FROM record WHERE object_store_id = ?1", [store_id])
+    conn.execute_batch(&format!("DROP TABLE {}", record_table(store_id)))
         .sql()?;
     conn.execute("DELETE FROM object_store WHERE id = ?1", [store_id])
         .sql()?;
@@ -534,11 +649,10 @@ pub(crate) fn rename_index(conn: &Connection, index_id: i64, name: &Utf16String)
 /// value to `f` without copying it; `None` when there is no such record.
 fn read_record<R>(
     stmt: &mut Statement<'_>,
-    store_id: i64,
     key: &[u8],
     f: impl FnOnce(&[u8]) -> Result<R>,
 ) -> Result<Option<R>> {
-    let mut rows = stmt.query(params![store_id, key]).sql()?;
+    let mut rows = stmt.query([SqlKey(key)]).sql()?;
     match rows.next().sql()? {
         Some(row) => f(row
             .get_ref(0)
@@ -562,9 +676,9 @@ fn write(stmt: &mut Statement<'_>, params: impl rusqlite::Params) -> Result<()> 
 }
 
 pub(crate) fn clear_records(conn: &Connection, store_id: i64, index_ids: &[i64]) -> Result<()> {
-    conn.prepare_cached("DELETE FROM record WHERE object_store_id = ?1")
+    conn.prepare_cached(&format!("DELETE FROM {}", record_table(store_id)))
         .sql()?
-        .execute([store_id])
+        .execute([])
         .sql()?;
     for id in index_ids {
         conn.prepare_cached("DELETE FROM index_entry WHERE index_id = ?1")
@@ -586,22 +700,22 @@ fn range_conditions(
         Bound::Unbounded => {}
         Bound::Included(b) => {
             sql.push_str(&format!(" AND {column} >= ?"));
-            params.push(SqlValue::Blob(b.clone()));
+            params.push(SqlKey(b).to_sql_value());
         }
         Bound::Excluded(b) => {
             sql.push_str(&format!(" AND {column} > ?"));
-            params.push(SqlValue::Blob(b.clone()));
+            params.push(SqlKey(b).to_sql_value());
         }
     }
     match &range.upper {
         Bound::Unbounded => {}
         Bound::Included(b) => {
             sql.push_str(&format!(" AND {column} <= ?"));
-            params.push(SqlValue::Blob(b.clone()));
+            params.push(SqlKey(b).to_sql_value());
         }
         Bound::Excluded(b) => {
             sql.push_str(&format!(" AND {column} < ?"));
-            params.push(SqlValue::Blob(b.clone()));
+            params.push(SqlKey(b).to_sql_value());
         }
     }
 }
@@ -684,14 +798,14 @@ impl<'a> Start<'a> {
                 let op = if *bias == 0 { inclusive } else { strict };
                 let pk_column = pk_column.expect("a primary-key position needs an index");
                 sql.push_str(&format!(" AND ({key_column}, {pk_column}) {op} (?, ?)"));
-                params.push(SqlValue::Blob(key.to_vec()));
-                params.push(SqlValue::Blob(pk.to_vec()));
+                params.push(SqlKey(key).to_sql_value());
+                params.push(SqlKey(pk).to_sql_value());
             }
             Position::Below | Position::Above => {
                 let at_key = (*position == Position::Below) != descending;
                 let op = if at_key { inclusive } else { strict };
                 sql.push_str(&format!(" AND {key_column} {op} ?"));
-                params.push(SqlValue::Blob(key.to_vec()));
+                params.push(SqlKey(key).to_sql_value());
             }
         }
     }
@@ -725,7 +839,7 @@ fn push_far_bound(
         Bound::Excluded(k) => (strict, k),
     };
     sql.push_str(&format!(" AND {column} {op} ?"));
-    params.push(SqlValue::Blob(key.clone()));
+    params.push(SqlKey(key).to_sql_value());
 }
 
 /// Records of a store in a key range, ascending or descending, at most `limit` (0 = all).
@@ -737,7 +851,7 @@ pub(crate) fn select_records(
     limit: u32,
     with_values: bool,
 ) -> Result<Vec<RawRecord>> {
-    let (mut sql, params) = records_in_range(select_records_sql(with_values), store_id, range);
+    let (mut sql, params) = records_in_range(&select_records_sql(with_values, store_id), range);
     sql.push_str(if descending {
         " ORDER BY key DESC"
     } else {
@@ -749,20 +863,21 @@ pub(crate) fn select_records(
     query_records(conn, &sql, params, with_values)
 }
 
-/// `SELECT` of the records' keys, and of their values when asked for.
-fn select_records_sql(with_values: bool) -> &'static str {
+/// `SELECT` of a store's records' keys, and of their values when asked for.
+fn select_records_sql(with_values: bool, store_id: i64) -> String {
+    let table = record_table(store_id);
     if with_values {
-        "SELECT key, value FROM record"
+        format!("SELECT key, value FROM {table}")
     } else {
-        "SELECT key FROM record"
+        format!("SELECT key FROM {table}")
     }
 }
 
-/// `head` (a statement on the `record` table) restricted to a store's records in `range`,
-/// with its parameters.
-fn records_in_range(head: &str, store_id: i64, range: &EncodedRange) -> (String, Vec<SqlValue>) {
-    let mut sql = format!("{head} WHERE object_store_id = ?");
-    let mut params = vec![SqlValue::Integer(store_id)];
+/// `head` (a statement on a store's record table) restricted to the records in `range`, with
+/// its parameters.
+fn records_in_range(head: &str, range: &EncodedRange) -> (String, Vec<SqlValue>) {
+    let mut sql = format!("{head} WHERE 1");
+    let mut params = Vec::new();
     range_conditions("key", range, &mut sql, &mut params);
     (sql, params)
 }
@@ -777,14 +892,18 @@ fn query_records(
     let mut stmt = conn.prepare_cached(sql).sql()?;
     let rows = stmt
         .query_map(rusqlite::params_from_iter(params), |r| {
-            Ok((r.get(0)?, if with_values { Some(r.get(1)?) } else { None }))
+            Ok((
+                r.get::<_, StoredKey>(0)?.0,
+                if with_values { Some(r.get(1)?) } else { None },
+            ))
         })
         .sql()?;
     rows.collect::<rusqlite::Result<Vec<_>>>().sql()
 }
 
 pub(crate) fn count_records(conn: &Connection, store_id: i64, range: &EncodedRange) -> Result<u64> {
-    let (sql, params) = records_in_range("SELECT COUNT(*) FROM record", store_id, range);
+    let head = format!("SELECT COUNT(*) FROM {}", record_table(store_id));
+    let (sql, params) = records_in_range(&head, range);
     let n: i64 = conn
         .prepare_cached(&sql)
         .sql()?
@@ -795,7 +914,7 @@ pub(crate) fn count_records(conn: &Connection, store_id: i64, range: &EncodedRan
 
 /// Deletes the records of a store in a range (index entries are the caller's business).
 pub(crate) fn delete_records(conn: &Connection, store_id: i64, range: &EncodedRange) -> Result<()> {
-    let (sql, params) = records_in_range("DELETE FROM record", store_id, range);
+    let (sql, params) = records_in_range(&format!("DELETE FROM {}", record_table(store_id)), range);
     conn.prepare_cached(&sql)
         .sql()?
         .execute(rusqlite::params_from_iter(params))
@@ -840,11 +959,8 @@ fn step_store_sql(
     if let Some(t) = target {
         start.tighten(t, Position::Below, descending);
     }
-    let mut sql = format!(
-        "{} WHERE object_store_id = ?",
-        select_records_sql(with_value)
-    );
-    let mut params = vec![SqlValue::Integer(store_id)];
+    let mut sql = format!("{} WHERE 1", select_records_sql(with_value, store_id));
+    let mut params = Vec::new();
     start.push_condition("key", None, descending, &mut sql, &mut params);
     push_far_bound("key", range, descending, &mut sql, &mut params);
     sql.push_str(if descending {
@@ -891,10 +1007,10 @@ fn insert_index_entries(
     primary_key: &[u8],
     entries: &[(i64, &[u8])],
 ) -> Result<()> {
-    stmt.raw_bind_parameter(1, primary_key).sql()?;
+    stmt.raw_bind_parameter(1, SqlKey(primary_key)).sql()?;
     for (i, (index_id, key)) in entries.iter().enumerate() {
         stmt.raw_bind_parameter(2 * i + 2, index_id).sql()?;
-        stmt.raw_bind_parameter(2 * i + 3, key).sql()?;
+        stmt.raw_bind_parameter(2 * i + 3, SqlKey(key)).sql()?;
     }
     stmt.raw_execute().sql()?;
     Ok(())
@@ -930,9 +1046,9 @@ pub(crate) fn select_index_entries(
         " ORDER BY e.key, e.primary_key"
     };
     let mut sql = if with_values {
-        params.push(SqlValue::Integer(store_id));
         format!(
-            "SELECT e.key, e.primary_key, r.value FROM ({inner}) e JOIN record r ON r.object_store_id = ? AND r.key = e.primary_key{order}"
+            "SELECT e.key, e.primary_key, r.value FROM ({inner}) e JOIN {} r ON r.key = e.primary_key{order}",
+            record_table(store_id)
         )
     } else {
         format!("SELECT e.key, e.primary_key FROM ({inner}) e{order}")
@@ -954,8 +1070,8 @@ fn query_entries(
     let rows = stmt
         .query_map(rusqlite::params_from_iter(params), |r| {
             Ok((
-                r.get(0)?,
-                r.get(1)?,
+                r.get::<_, StoredKey>(0)?.0,
+                r.get::<_, StoredKey>(1)?.0,
                 if with_values { Some(r.get(2)?) } else { None },
             ))
         })
@@ -1013,8 +1129,10 @@ fn step_index_sql(
     let mut sql = String::from("SELECT e.key, e.primary_key");
     let mut params = Vec::new();
     if with_value {
-        sql.push_str(", r.value FROM index_entry e JOIN record r ON r.object_store_id = ? AND r.key = e.primary_key WHERE e.index_id = ?");
-        params.push(SqlValue::Integer(store_id));
+        sql.push_str(&format!(
+            ", r.value FROM index_entry e JOIN {} r ON r.key = e.primary_key WHERE e.index_id = ?",
+            record_table(store_id)
+        ));
     } else {
         sql.push_str(" FROM index_entry e WHERE e.index_id = ?");
     }
@@ -1058,16 +1176,16 @@ pub(crate) fn first_entry_with_key(
     with_value: bool,
 ) -> Result<Option<RawEntry>> {
     let sql = if with_value {
-        "SELECT e.key, e.primary_key, r.value FROM index_entry e JOIN record r ON r.object_store_id = ?3 AND r.key = e.primary_key WHERE e.index_id = ?1 AND e.key = ?2 ORDER BY e.primary_key LIMIT 1"
+        format!("SELECT e.key, e.primary_key, r.value FROM index_entry e JOIN {} r ON r.key = e.primary_key WHERE e.index_id = ?1 AND e.key = ?2 ORDER BY e.primary_key LIMIT 1", record_table(store_id))
     } else {
-        "SELECT e.key, e.primary_key, ?3 FROM index_entry e WHERE e.index_id = ?1 AND e.key = ?2 ORDER BY e.primary_key LIMIT 1"
+        "SELECT e.key, e.primary_key FROM index_entry e WHERE e.index_id = ?1 AND e.key = ?2 ORDER BY e.primary_key LIMIT 1".to_owned()
     };
-    conn.prepare_cached(sql)
+    conn.prepare_cached(&sql)
         .sql()?
-        .query_row(params![index_id, key, store_id], |r| {
+        .query_row(params![index_id, SqlKey(key)], |r| {
             Ok((
-                r.get(0)?,
-                r.get(1)?,
+                r.get::<_, StoredKey>(0)?.0,
+                r.get::<_, StoredKey>(1)?.0,
                 if with_value { Some(r.get(2)?) } else { None },
             ))
         })
@@ -1136,19 +1254,19 @@ fn open_read_only(path: &Path) -> Result<Connection> {
     Ok(conn)
 }
 
-/// The statements of the per-record and per-transaction paths, which a connection prepares
-/// once and keeps (see [`SqliteConnection`]).
-#[derive(Clone, Copy)]
+/// The statements of the per-record and per-transaction paths, which a connection keeps at
+/// hand (see [`SqliteConnection`]); those on records name their object store's id.
+#[derive(Clone, Copy, PartialEq, Eq)]
 enum Kept {
     Begin,
     BeginImmediate,
     Commit,
     Savepoint,
     ReleaseSavepoint,
-    ReadRecord,
-    RecordExists,
-    PutRecord,
-    InsertRecord,
+    ReadRecord(i64),
+    RecordExists(i64),
+    PutRecord(i64),
+    InsertRecord(i64),
     IndexKeyTaken,
     DeleteIndexEntry,
     /// `INSERT OR IGNORE` of 1 to [`INDEX_ENTRIES_PER_INSERT`] index entries of one record
@@ -1167,30 +1285,42 @@ impl Kept {
             Kept::Commit => 2,
             Kept::Savepoint => 3,
             Kept::ReleaseSavepoint => 4,
-            Kept::ReadRecord => 5,
-            Kept::RecordExists => 6,
-            Kept::PutRecord => 7,
-            Kept::InsertRecord => 8,
+            Kept::ReadRecord(_) => 5,
+            Kept::RecordExists(_) => 6,
+            Kept::PutRecord(_) => 7,
+            Kept::InsertRecord(_) => 8,
             Kept::IndexKeyTaken => 9,
             Kept::DeleteIndexEntry => 10,
             Kept::IndexEntries(rows) => 10 + rows,
         }
     }
 
-    fn sql(self) -> &'static str {
-        match self {
+    fn sql(self) -> Cow<'static, str> {
+        Cow::Borrowed(match self {
             Kept::Begin => "BEGIN",
             Kept::BeginImmediate => "BEGIN IMMEDIATE",
             Kept::Commit => "COMMIT",
             Kept::Savepoint => "SAVEPOINT request",
             Kept::ReleaseSavepoint => "RELEASE request",
-            Kept::ReadRecord => "SELECT value FROM record WHERE object_store_id = ?1 AND key = ?2",
-            Kept::RecordExists => "SELECT 1 FROM record WHERE object_store_id = ?1 AND key = ?2",
-            Kept::PutRecord => {
-                "INSERT OR REPLACE INTO record (object_store_id, key, value) VALUES (?1, ?2, ?3)"
+            Kept::ReadRecord(store) => {
+                return format!("SELECT value FROM {} WHERE key = ?1", record_table(store)).into()
             }
-            Kept::InsertRecord => {
-                "INSERT INTO record (object_store_id, key, value) VALUES (?1, ?2, ?3)"
+            Kept::RecordExists(store) => {
+                return format!("SELECT 1 FROM {} WHERE key = ?1", record_table(store)).into()
+            }
+            Kept::PutRecord(store) => {
+                return format!(
+                    "INSERT OR REPLACE INTO {} (key, value) VALUES (?1, ?2)",
+                    record_table(store)
+                )
+                .into()
+            }
+            Kept::InsertRecord(store) => {
+                return format!(
+                    "INSERT INTO {} (key, value) VALUES (?1, ?2)",
+                    record_table(store)
+                )
+                .into()
             }
             Kept::IndexKeyTaken => {
                 "SELECT 1 FROM index_entry \
@@ -1200,12 +1330,13 @@ impl Kept {
                 "DELETE FROM index_entry WHERE index_id = ?1 AND key = ?2 AND primary_key = ?3"
             }
             Kept::IndexEntries(rows) => insert_index_entries_sql(rows),
-        }
+        })
     }
 }
 
-/// A connection's kept statements, by [`Kept::slot`], each prepared on first use.
-type KeptStatements<'c> = [RefCell<Option<Statement<'c>>>; KEPT];
+/// A connection's kept statements, by [`Kept::slot`], each taken from rusqlite's statement
+/// cache on first use and given back when its slot is wanted for another object store.
+type KeptStatements<'c> = [RefCell<Option<(Kept, CachedStatement<'c>)>>; KEPT];
 
 self_cell::self_cell!(
     /// A SQLite connection and the statements it keeps.
@@ -1219,10 +1350,11 @@ self_cell::self_cell!(
 /// A connection to a database's SQLite file, with its `synchronous` setting as last set
 /// (`None`: not set yet), so the pragma runs only when a transaction's durability changes it.
 ///
-/// The statements run for every record or transaction ([`Kept`]) are prepared once and kept
-/// here: rusqlite's statement cache finds a statement by hashing its SQL text and moves it
-/// out of and back into an LRU list at every use, about 1,100 instructions, as much as a
-/// twelfth of a point read. Other statements go through that cache.
+/// The statements run for every record or transaction ([`Kept`]) are kept here: rusqlite's
+/// statement cache finds a statement by hashing its SQL text and moves it out of and back
+/// into an LRU list at every use, about 1,100 instructions, as much as a twelfth of a point
+/// read. A slot holds the statement of one object store at a time; a use for another store
+/// swaps it through the cache. Other statements go through that cache.
 pub(crate) struct SqliteConnection {
     conn: ConnectionWithStatements,
     synchronous_full: Cell<Option<bool>>,
@@ -1259,8 +1391,9 @@ impl SqliteConnection {
         result
     }
 
-    /// Runs `f` on the kept statement `which`, preparing it on first use. Should the statement
-    /// be in use further up the stack, this use takes one from rusqlite's statement cache.
+    /// Runs `f` on the kept statement `which`, taking it from rusqlite's statement cache when
+    /// its slot holds another (or none). Should the statement be in use further up the stack,
+    /// this use takes one of its own from the cache.
     fn with_kept<R>(
         &self,
         which: Kept,
@@ -1268,14 +1401,18 @@ impl SqliteConnection {
     ) -> Result<R> {
         self.conn.with_dependent(|conn, kept| {
             let Ok(mut slot) = kept[which.slot()].try_borrow_mut() else {
-                let mut cached = conn.prepare_cached(which.sql()).sql()?;
+                let mut cached = conn.prepare_cached(&which.sql()).sql()?;
                 return f(&mut cached);
             };
-            let stmt = match slot.take() {
-                Some(stmt) => stmt,
-                None => conn.prepare(which.sql()).sql()?,
-            };
-            f(slot.insert(stmt))
+            match &mut *slot {
+                Some((held, stmt)) if *held == which => f(stmt),
+                _ => {
+                    // The statement held before goes back to the cache first.
+                    *slot = None;
+                    let stmt = conn.prepare_cached(&which.sql()).sql()?;
+                    f(&mut slot.insert((which, stmt)).1)
+                }
+            }
         })
     }
 }
@@ -1428,26 +1565,26 @@ impl StorageConnection for SqliteConnection {
         key: &[u8],
         read: &mut dyn FnMut(&[u8]) -> Result<()>,
     ) -> Result<bool> {
-        self.with_kept(Kept::ReadRecord, |stmt| {
-            Ok(read_record(stmt, store_id, key, read)?.is_some())
+        self.with_kept(Kept::ReadRecord(store_id), |stmt| {
+            Ok(read_record(stmt, key, read)?.is_some())
         })
     }
 
     fn record_exists(&self, store_id: i64, key: &[u8]) -> Result<bool> {
-        self.with_kept(Kept::RecordExists, |stmt| {
-            exists(stmt, params![store_id, key])
+        self.with_kept(Kept::RecordExists(store_id), |stmt| {
+            exists(stmt, [SqlKey(key)])
         })
     }
 
     fn put_record(&self, store_id: i64, key: &[u8], value: &[u8]) -> Result<()> {
-        self.with_kept(Kept::PutRecord, |stmt| {
-            write(stmt, params![store_id, key, value])
+        self.with_kept(Kept::PutRecord(store_id), |stmt| {
+            write(stmt, params![SqlKey(key), value])
         })
     }
 
     fn insert_record(&self, store_id: i64, key: &[u8], value: &[u8]) -> Result<()> {
-        self.with_kept(Kept::InsertRecord, |stmt| {
-            write(stmt, params![store_id, key, value])
+        self.with_kept(Kept::InsertRecord(store_id), |stmt| {
+            write(stmt, params![SqlKey(key), value])
         })
     }
 
@@ -1498,7 +1635,7 @@ impl StorageConnection for SqliteConnection {
 
     fn index_key_taken(&self, index_id: i64, key: &[u8], primary_key: &[u8]) -> Result<bool> {
         self.with_kept(Kept::IndexKeyTaken, |stmt| {
-            exists(stmt, params![index_id, key, primary_key])
+            exists(stmt, params![index_id, SqlKey(key), SqlKey(primary_key)])
         })
     }
 
@@ -1513,7 +1650,7 @@ impl StorageConnection for SqliteConnection {
 
     fn delete_index_entry(&self, index_id: i64, key: &[u8], primary_key: &[u8]) -> Result<()> {
         self.with_kept(Kept::DeleteIndexEntry, |stmt| {
-            write(stmt, params![index_id, key, primary_key])
+            write(stmt, params![index_id, SqlKey(key), SqlKey(primary_key)])
         })
     }
 
@@ -1715,9 +1852,12 @@ mod tests {
         .unwrap()
     }
 
+    /// The tables of a new file, with the record tables of stores 1 and 2.
     fn schema() -> Connection {
         let conn = Connection::open_in_memory().unwrap();
         conn.execute_batch(SCHEMA).unwrap();
+        create_record_table(&conn, 1).unwrap();
+        create_record_table(&conn, 2).unwrap();
         conn
     }
 
@@ -1743,12 +1883,12 @@ mod tests {
             plan(&conn, &sql, &params),
             [
                 "SEARCH e USING PRIMARY KEY (index_id=? AND (key,primary_key)>(?,?) AND key<?)",
-                "SEARCH r USING PRIMARY KEY (object_store_id=? AND key=?)"
+                "SEARCH r USING PRIMARY KEY (key=?)"
             ]
         );
         assert_eq!(
             params.len(),
-            6,
+            5,
             "the range's lower bound is not written: {sql}"
         );
         let (sql, params) = step_index_sql(1, 2, &r, true, &step, false, 8);
@@ -1795,9 +1935,8 @@ mod tests {
 
     #[test]
     fn a_store_step_seeks_to_the_position_past_the_ranges_start() {
-        let conn = Connection::open_in_memory().unwrap();
-        conn.execute_batch(SCHEMA).unwrap();
-        let fill = "WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < 2000) INSERT INTO record SELECT 1, CAST(printf('%08d', i) AS BLOB), x'00' FROM n";
+        let conn = schema();
+        let fill = "WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < 2000) INSERT INTO record_1 SELECT CAST(printf('%08d', i) AS BLOB), x'00' FROM n";
         conn.execute_batch(fill).unwrap();
         let r = range(Bound::Included(b"00000001"), Bound::Unbounded);
         let rows = step_store(&conn, 1, &r, false, Some(b"00001500"), None, false, 2).unwrap();
@@ -1810,11 +1949,11 @@ mod tests {
         let (sql, params) = step_store_sql(1, &r, false, Some(b"00001500"), None, true, 2);
         assert_eq!(
             plan(&conn, &sql, &params),
-            ["SEARCH record USING PRIMARY KEY (object_store_id=? AND key>?)"]
+            ["SEARCH record_1 USING PRIMARY KEY (key>?)"]
         );
         assert_eq!(
             params.len(),
-            3,
+            2,
             "the range's lower bound is not written: {sql}"
         );
     }
