@@ -6,7 +6,7 @@
 
 const { internal, illegal } = require('./internal.js');
 const { defineInterface, enforceRangeUnsigned } = require('./webidl.js');
-const { toRange, key: toKey, cmp } = require('./IDBKeyRange.js');
+const { toRange, key: toKey, cmp, keyToValue } = require('./IDBKeyRange.js');
 const { revive } = require('./values.js');
 const { liveStore, liveIndex } = require('./schema.js');
 const { checkActive } = require('./transactionLifecycle.js');
@@ -34,7 +34,9 @@ function openCursor(source, index, query, direction, keyOnly) {
   const id = nextCursorId++;
   cursor[internal] = {
     // `index`: the source when it is an index, else null.
+    // `key`, `primaryKey`: the cursor's own; `keyShown`, `primaryKeyShown`: the caller's copies.
     id, source, index, tx, direction, keyOnly, key: undefined, primaryKey: undefined, value: undefined,
+    keyShown: undefined, primaryKeyShown: undefined,
     gotValue: false, request: null, storeMeta: si.meta,
     // Read ahead: the rows of the last step's result and the next one to step to
     // (`{ rows, at }`), how many of them were stepped through since the worker last heard,
@@ -52,6 +54,8 @@ function openCursor(source, index, query, direction, keyOnly) {
 /** Sets the cursor on record `i` of `rows` (`[atEnd, key, primaryKey, value, …]`), or past the end for `null`. */
 function positioned(cursor, rows, i) {
   const ci = cursor[internal];
+  ci.keyShown = undefined;
+  ci.primaryKeyShown = undefined;
   if (rows === null) {
     ci.key = undefined;
     ci.primaryKey = undefined;
@@ -195,8 +199,20 @@ class IDBCursor {
   constructor() { illegal(); }
   get source() { return this[internal].source; }
   get direction() { return this[internal].direction; }
-  get key() { return this[internal].key; }
-  get primaryKey() { return this[internal].primaryKey; }
+  // The key and primary key as shown to the caller: one value per position ("the same object
+  // instance every time it is inspected, until the cursor's key is changed"), converted from
+  // the cursor's own key, so changing the object changes neither the steps' comparisons nor
+  // update()'s key check.
+  get key() {
+    const ci = this[internal];
+    if (ci.keyShown === undefined) ci.keyShown = keyToValue(ci.key);
+    return ci.keyShown;
+  }
+  get primaryKey() {
+    const ci = this[internal];
+    if (ci.primaryKeyShown === undefined) ci.primaryKeyShown = keyToValue(ci.primaryKey);
+    return ci.primaryKeyShown;
+  }
   get request() { return this[internal].request; }
 
   advance(count) {

@@ -130,4 +130,4 @@ function toRange(query, required) {
   return write(k, k, false, false);
 }
 
-module.exports = { IDBKeyRange, toRange, key, cmp };
+module.exports = { IDBKeyRange, toRange, key, cmp, keyToValue };

@@ -287,6 +287,49 @@ test('cursors: directions, continue, continuePrimaryKey, advance, update, delete
   await finished(tx);
 });
 
+test('a cursor shows one copy of its key per position: changing it changes no step or update', async () => {
+  const records = [[{ id: [1], tag: new Date(10) }], [{ id: [2], tag: new Date(20) }], [{ id: [3], tag: new Date(30) }]];
+  const { db } = await withStore({ keyPath: 'id' }, records);
+  const tx = db.transaction('s', 'readwrite');
+  const s = tx.objectStore('s');
+  const seen = [];
+  const r = s.openCursor();
+  await new Promise((resolve, reject) => {
+    r.onsuccess = () => {
+      const c = r.result;
+      if (!c) return resolve();
+      try {
+        // The same object until the cursor moves.
+        assert.equal(c.key, c.key);
+        assert.equal(c.primaryKey, c.primaryKey);
+        seen.push(c.key[0]);
+        c.key.push(99);
+        c.primaryKey[0] = 0;
+        assert.deepEqual(c.key, [seen.at(-1), 99]);
+        // The record's in-line key is still its own: update() accepts it.
+        c.update({ ...c.value, id: [seen.at(-1)], updated: true });
+        // [n, 1] is beyond [n] (it would not be beyond the changed [n, 99]).
+        c.continue([seen.at(-1), 1]);
+      } catch (e) { reject(e); }
+    };
+  });
+  assert.deepEqual(seen, [1, 2, 3]);
+  assert.deepEqual((await done(s.getAll())).map((v) => [v.id, v.updated]), [[[1], true], [[2], true], [[3], true]]);
+  const ir = s.index('by_tag').openCursor();
+  const dates = [];
+  await new Promise((resolve) => {
+    ir.onsuccess = () => {
+      const c = ir.result;
+      if (!c) return resolve();
+      dates.push(c.key.getTime());
+      c.key.setTime(1000);
+      c.continue();
+    };
+  });
+  assert.deepEqual(dates, [10, 20, 30]);
+  await finished(tx);
+});
+
 test('cursor steps check the transaction, the source and the position before the key', async () => {
   const { db } = await withStore({ keyPath: 'id' }, [[{ id: 1, tag: 'a' }], [{ id: 2, tag: 'b' }]]);
   const tx = db.transaction('s', 'readwrite');
