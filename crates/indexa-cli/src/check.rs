@@ -22,7 +22,7 @@ use indexa::{
     decode_key, decode_value, encode_key, encode_value, extract_key_from_value_using_key_path, Key,
     KeyPath, KeyPathExtraction, Utf16String, Value, MAX_GENERATED_KEY,
 };
-use rusqlite::types::FromSql;
+use rusqlite::types::{FromSql, ValueRef};
 use rusqlite::{params, Connection, OpenFlags, OptionalExtension};
 
 use crate::error::{CliError, CmdResult, Failure};
@@ -180,6 +180,38 @@ fn index_entries(value: &Value, key_path: &KeyPath, multi_entry: bool) -> Vec<Ve
     }
 }
 
+/// The file's SQLite layout version (`database.format_version`), when it can be read.
+fn layout_version(path: &Path) -> Option<i64> {
+    let conn = open_file(path, OpenFlags::SQLITE_OPEN_READ_ONLY).ok()?;
+    conn.query_row("SELECT format_version FROM database", [], |r| r.get(0))
+        .ok()
+}
+
+/// A key column's value as a key encoding, or why it is not a canonical key column value
+/// (`docs/format.md`, "Key columns"): a number key must be an `INTEGER`, any other key a
+/// `BLOB`; the encoding itself is checked by the caller.
+fn key_column(value: ValueRef<'_>) -> Result<Vec<u8>, (Option<Vec<u8>>, String)> {
+    match value {
+        ValueRef::Blob(b) if b.len() == 9 && b[0] == NUMBER_TAG => Err((
+            Some(b.to_vec()),
+            "a number key stored as a blob, not as an integer".to_owned(),
+        )),
+        other => match StoredKey::column_result(other) {
+            Ok(StoredKey(bytes)) => Ok(bytes),
+            Err(_) => Err((
+                None,
+                format!(
+                    "the key column holds SQLite {}, neither an integer nor a blob",
+                    other.data_type()
+                ),
+            )),
+        },
+    }
+}
+
+/// The key encoding's tag of numbers.
+const NUMBER_TAG: u8 = 0x10;
+
 /// Opens the database file itself (never through a link), for SQLite's own reading;
 /// `access` is `SQLITE_OPEN_READ_WRITE` (so a reader of a WAL file can use its `-shm`) or
 /// `SQLITE_OPEN_READ_ONLY`.
@@ -216,6 +248,10 @@ pub fn check<W: Write>(dir: &DataDir, a: &CheckArgs, out: &mut Lines<W>) -> CmdR
     match DataDir::version_of(&factory, &a.db) {
         Ok(0) => Err(missing().into()),
         Ok(_) => {
+            if layout_version(&path) == Some(1) {
+                // Upgraded to the current layout as any open does, then checked.
+                factory.open(a.db.as_str(), None, |_, _, _| Ok(()))?.close();
+            }
             let outcome = check_file(&path, &mut report);
             report.finish(&a.db, outcome)
         }
@@ -313,6 +349,15 @@ fn check_store<W: Write>(
             });
         }
     }
+    let has_table: bool = conn.query_row(
+        "SELECT count(*) > 0 FROM sqlite_master WHERE type = 'table' AND name = ?1",
+        [record_table(store.id)],
+        |r| r.get(0),
+    )?;
+    if !has_table {
+        // Its records, key generator and indexes cannot be checked.
+        return Ok(report.problem(problem("missingRecordTable", &store.name))?);
+    }
     let mut has_entry = conn.prepare(
         "SELECT 1 FROM index_entry WHERE index_id = ?1 AND key = ?2 AND primary_key = ?3",
     )?;
@@ -325,16 +370,16 @@ fn check_store<W: Write>(
     let mut largest: Option<f64> = None;
     while let Some(r) = rows.next()? {
         report.records += 1;
-        let key_column = r.get_ref(0)?;
-        let Ok(StoredKey(key_bytes)) = StoredKey::column_result(key_column) else {
-            report.problem(problem("undecodableKey", &store.name).value(
-                "message",
-                &Value::string(&format!(
-                    "the key column holds SQLite {}, neither an integer nor a blob",
-                    key_column.data_type()
-                )),
-            ))?;
-            continue;
+        let key_bytes = match key_column(r.get_ref(0)?) {
+            Ok(bytes) => bytes,
+            Err((bytes, message)) => {
+                let mut line = problem("undecodableKey", &store.name);
+                if let Some(bytes) = bytes {
+                    line = line.value("bytes", &Value::Binary(bytes));
+                }
+                report.problem(line.value("message", &Value::string(&message)))?;
+                continue;
+            }
         };
         let value_bytes: Vec<u8> = r.get(1)?;
         let key = match decode_key(&key_bytes) {
@@ -445,7 +490,18 @@ fn check_index<W: Write>(
     // The previous entry's key: in a unique index, no two entries have the same key.
     let mut previous: Option<Vec<u8>> = None;
     while let Some(r) = rows.next()? {
-        let (StoredKey(key), StoredKey(pk)) = (r.get(0)?, r.get(1)?);
+        let (key, pk) = match (key_column(r.get_ref(0)?), key_column(r.get_ref(1)?)) {
+            (Ok(key), Ok(pk)) => (key, pk),
+            (Err((bytes, message)), _) | (_, Err((bytes, message))) => {
+                let mut line = problem("undecodableIndexKey", &store.name)
+                    .value("index", &Value::String(ix.name.clone()));
+                if let Some(bytes) = bytes {
+                    line = line.value("bytes", &Value::Binary(bytes));
+                }
+                report.problem(line.value("message", &Value::string(&message)))?;
+                continue;
+            }
+        };
         if ix.unique && previous.as_ref() == Some(&key) {
             report.problem(entry_line("duplicateUniqueKey", store, ix, &key, &pk))?;
         }
@@ -506,9 +562,23 @@ fn check_orphans<W: Write>(conn: &Connection, report: &mut Report<'_, W>) -> Res
     };
     let stores = ids("SELECT id FROM object_store")?;
     let indexes = ids("SELECT id FROM object_store_index")?;
-    let record_tables = ids(
-        "SELECT CAST(substr(name, 8) AS INTEGER) AS id FROM sqlite_master WHERE type = 'table' AND name GLOB 'record_[0-9]*' ORDER BY id",
-    )?;
+    let mut record_tables: Vec<i64> = {
+        let mut stmt = conn.prepare(
+            "SELECT name FROM sqlite_master WHERE type = 'table' AND name GLOB 'record_*'",
+        )?;
+        let names = stmt
+            .query_map([], |r| r.get::<_, String>(0))?
+            .collect::<Result<Vec<_>, _>>()?;
+        // Only the names `record_table` makes (no sign, no leading zero).
+        names
+            .iter()
+            .filter_map(|name| {
+                let id = name.strip_prefix("record_")?.parse::<i64>().ok()?;
+                (record_table(id) == *name).then_some(id)
+            })
+            .collect()
+    };
+    record_tables.sort_unstable();
     for id in record_tables {
         if !stores.contains(&id) {
             let count: i64 = conn.query_row(

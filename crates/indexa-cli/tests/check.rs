@@ -495,3 +495,54 @@ fn lone_surrogate_names_are_checked_and_reported_exactly() {
         "{run:?}"
     );
 }
+
+#[test]
+fn a_number_key_stored_as_a_blob_is_reported() {
+    let out = fault(|c| {
+        c.execute(
+            &format!(
+                "UPDATE {} SET key = X'10BFF0000000000000' WHERE key = ?1",
+                records(c, "auto")
+            ),
+            params![k(1)],
+        )
+        .unwrap();
+    });
+    assert_eq!(out, "{\"problem\":\"undecodableKey\",\"store\":\"auto\",\"bytes\":{\"$binary\":\"EL/wAAAAAAAA\"},\"message\":\"a number key stored as a blob, not as an integer\"}\n");
+}
+
+#[test]
+fn index_entries_whose_keys_are_not_stored_canonically_are_reported() {
+    let out = fault(|c| {
+        c.execute(
+            "UPDATE index_entry SET primary_key = X'10BFF0000000000000' WHERE index_id = ?1 AND primary_key = ?2",
+            params![index_id(c, "name"), k(1)],
+        )
+        .unwrap();
+        c.execute(
+            "UPDATE index_entry SET key = 'text' WHERE index_id = ?1 AND primary_key = ?2",
+            params![index_id(c, "name"), k(2)],
+        )
+        .unwrap();
+    });
+    // Entries in the index's order: the text key (SQLite sorts text before blobs) first.
+    assert_eq!(
+        out,
+        "{\"problem\":\"missingIndexEntry\",\"store\":\"people\",\"index\":\"name\",\"key\":\"Ada\",\"primaryKey\":1}\n\
+         {\"problem\":\"missingIndexEntry\",\"store\":\"people\",\"index\":\"name\",\"key\":\"Bob\",\"primaryKey\":2}\n\
+         {\"problem\":\"undecodableIndexKey\",\"store\":\"people\",\"index\":\"name\",\"message\":\"the key column holds SQLite Text, neither an integer nor a blob\"}\n\
+         {\"problem\":\"undecodableIndexKey\",\"store\":\"people\",\"index\":\"name\",\"bytes\":{\"$binary\":\"EL/wAAAAAAAA\"},\"message\":\"a number key stored as a blob, not as an integer\"}\n"
+    );
+}
+
+#[test]
+fn a_store_without_its_record_table_is_reported() {
+    let out = fault(|c| {
+        c.execute_batch(&format!("DROP TABLE {}", records(c, "auto")))
+            .unwrap();
+    });
+    assert_eq!(
+        out,
+        "{\"problem\":\"missingRecordTable\",\"store\":\"auto\"}\n"
+    );
+}

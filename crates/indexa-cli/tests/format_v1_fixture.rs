@@ -121,8 +121,44 @@ fn a_failed_upgrade_leaves_the_version_1_file_whole() {
     let out = run(dir.path(), &["dump", "v1"]);
     assert_eq!(out.status.code(), Some(1));
     let stderr = String::from_utf8_lossy(&out.stderr);
-    assert!(stderr.starts_with("indexa: UnknownError: "), "{stderr}");
+    assert_eq!(
+        stderr,
+        format!("indexa: UnknownError: upgrading the database file from format version 1 failed (it was left as it was): the records of object store id {last_store}: a key or value is stored as SQLite Text, not as a blob\n")
+    );
     let conn = rusqlite::Connection::open(dir.path().join("db-v1.indexa")).unwrap();
     assert_eq!((layout(dir.path()), rows(&conn)), before);
     assert_eq!(before.0 .0, 1);
+}
+
+/// `indexa check` on a version 1 file that was never opened by this build upgrades it (as any
+/// open does) and checks the upgraded file.
+#[test]
+fn check_upgrades_a_version_1_file_first() {
+    let dir = copy_of_fixture();
+    assert_eq!(indexa(dir.path(), &["check", "v1"]), "");
+    assert_eq!(layout(dir.path()).0, 2);
+}
+
+/// A version 1 file under another database's name is refused for its name, as a file of the
+/// current format is, and left at version 1.
+#[test]
+fn a_version_1_file_of_another_database_is_refused_for_its_name() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::copy(
+        fixtures().join("format-v1/db-v1.indexa"),
+        dir.path().join("db-other.indexa"),
+    )
+    .unwrap();
+    let factory = indexa::Factory::open_dir(dir.path()).unwrap();
+    let err = factory.open("other", None, |_, _, _| Ok(())).unwrap_err();
+    assert_eq!(
+        (err.name(), err.message()),
+        ("UnknownError", "database file belongs to database \"v1\", not \"other\"")
+    );
+    drop(factory);
+    let conn = rusqlite::Connection::open(dir.path().join("db-other.indexa")).unwrap();
+    let format: i64 = conn
+        .query_row("SELECT format_version FROM database", [], |r| r.get(0))
+        .unwrap();
+    assert_eq!(format, 1);
 }

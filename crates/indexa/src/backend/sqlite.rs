@@ -273,13 +273,6 @@ fn create_or_check(
                     version: 0,
                 }))
             }
-            Some((_, _, 1, key_format, value_format))
-                if key_format == i64::from(KEY_ENCODING_VERSION)
-                    && value_format == i64::from(VALUE_FORMAT_VERSION)
-                    && !write =>
-            {
-                Ok(None)
-            }
             Some((stored_name, version, mut format, key_format, value_format)) => {
                 let stored_name = name_from_sql(stored_name)?;
                 if format == 1
@@ -287,8 +280,21 @@ fn create_or_check(
                     && value_format == i64::from(VALUE_FORMAT_VERSION)
                     && stored_name == *name
                 {
-                    upgrade_from_version_1(conn)?;
+                    if !write {
+                        return Ok(None);
+                    }
+                    upgrade_from_version_1(conn).map_err(|e| match e {
+                        Error::Unknown(m) => Error::Unknown(format!(
+                            "upgrading the database file from format version 1 failed (it was left as it was): {m}"
+                        )),
+                        other => other,
+                    })?;
                     format = SQLITE_FORMAT_VERSION;
+                }
+                if stored_name != *name {
+                    return Err(Error::Unknown(format!(
+                        "database file belongs to database {stored_name:?}, not {name:?}"
+                    )));
                 }
                 if format != SQLITE_FORMAT_VERSION
                     || key_format != i64::from(KEY_ENCODING_VERSION)
@@ -296,11 +302,6 @@ fn create_or_check(
                 {
                     return Err(Error::Unknown(format!(
                         "database file has format version {format} (keys {key_format}, values {value_format}); this build reads {SQLITE_FORMAT_VERSION} (keys {KEY_ENCODING_VERSION}, values {VALUE_FORMAT_VERSION})"
-                    )));
-                }
-                if stored_name != *name {
-                    return Err(Error::Unknown(format!(
-                        "database file belongs to database {stored_name:?}, not {name:?}"
                     )));
                 }
                 Ok(Some(DatabaseRow {
@@ -347,12 +348,21 @@ fn upgrade_from_version_1(conn: &Connection) -> Result<()> {
             ))
             .sql()?;
         let mut rows = read.query([id]).sql()?;
-        while let Some(row) = rows.next().sql()? {
-            let key = blob_column(row, 0)?;
-            write
-                .execute(params![SqlKey(key), blob_column(row, 1)?])
-                .sql()?;
-        }
+        let copied = (|| {
+            while let Some(row) = rows.next().sql()? {
+                let key = blob_column(row, 0)?;
+                write
+                    .execute(params![SqlKey(key), blob_column(row, 1)?])
+                    .sql()?;
+            }
+            Ok(())
+        })();
+        copied.map_err(|e: Error| match e {
+            Error::Unknown(m) => {
+                Error::Unknown(format!("the records of object store id {id}: {m}"))
+            }
+            other => other,
+        })?;
     }
     drop(read);
     conn.execute_batch(
@@ -396,10 +406,13 @@ fn upgrade_from_version_1(conn: &Connection) -> Result<()> {
 
 /// A `BLOB` column of a row, borrowed; another type is a damaged file.
 fn blob_column<'r>(row: &'r rusqlite::Row<'_>, column: usize) -> Result<&'r [u8]> {
-    row.get_ref(column)
-        .sql()?
-        .as_blob()
-        .map_err(|e| sql_error(e.into()))
+    let value = row.get_ref(column).sql()?;
+    value.as_blob().map_err(|_| {
+        Error::Unknown(format!(
+            "a key or value is stored as SQLite {}, not as a blob",
+            value.data_type()
+        ))
+    })
 }
 
 /// Reads the name and version of a database file without changing it, or `None` when the
@@ -1296,41 +1309,35 @@ impl Kept {
     }
 
     fn sql(self) -> Cow<'static, str> {
-        Cow::Borrowed(match self {
-            Kept::Begin => "BEGIN",
-            Kept::BeginImmediate => "BEGIN IMMEDIATE",
-            Kept::Commit => "COMMIT",
-            Kept::Savepoint => "SAVEPOINT request",
-            Kept::ReleaseSavepoint => "RELEASE request",
+        let on_records = |store: i64, sql: &str| -> Cow<'static, str> {
+            sql.replace("{table}", &record_table(store)).into()
+        };
+        match self {
+            Kept::Begin => "BEGIN".into(),
+            Kept::BeginImmediate => "BEGIN IMMEDIATE".into(),
+            Kept::Commit => "COMMIT".into(),
+            Kept::Savepoint => "SAVEPOINT request".into(),
+            Kept::ReleaseSavepoint => "RELEASE request".into(),
             Kept::ReadRecord(store) => {
-                return format!("SELECT value FROM {} WHERE key = ?1", record_table(store)).into()
+                on_records(store, "SELECT value FROM {table} WHERE key = ?1")
             }
-            Kept::RecordExists(store) => {
-                return format!("SELECT 1 FROM {} WHERE key = ?1", record_table(store)).into()
-            }
-            Kept::PutRecord(store) => {
-                return format!(
-                    "INSERT OR REPLACE INTO {} (key, value) VALUES (?1, ?2)",
-                    record_table(store)
-                )
-                .into()
-            }
+            Kept::RecordExists(store) => on_records(store, "SELECT 1 FROM {table} WHERE key = ?1"),
+            Kept::PutRecord(store) => on_records(
+                store,
+                "INSERT OR REPLACE INTO {table} (key, value) VALUES (?1, ?2)",
+            ),
             Kept::InsertRecord(store) => {
-                return format!(
-                    "INSERT INTO {} (key, value) VALUES (?1, ?2)",
-                    record_table(store)
-                )
-                .into()
+                on_records(store, "INSERT INTO {table} (key, value) VALUES (?1, ?2)")
             }
-            Kept::IndexKeyTaken => {
-                "SELECT 1 FROM index_entry \
+            Kept::IndexKeyTaken => "SELECT 1 FROM index_entry \
                  WHERE index_id = ?1 AND key = ?2 AND primary_key <> ?3 LIMIT 1"
-            }
+                .into(),
             Kept::DeleteIndexEntry => {
                 "DELETE FROM index_entry WHERE index_id = ?1 AND key = ?2 AND primary_key = ?3"
+                    .into()
             }
-            Kept::IndexEntries(rows) => insert_index_entries_sql(rows),
-        })
+            Kept::IndexEntries(rows) => insert_index_entries_sql(rows).into(),
+        }
     }
 }
 
