@@ -153,7 +153,10 @@ fn a_version_1_file_of_another_database_is_refused_for_its_name() {
     let err = factory.open("other", None, |_, _, _| Ok(())).unwrap_err();
     assert_eq!(
         (err.name(), err.message()),
-        ("UnknownError", "database file belongs to database \"v1\", not \"other\"")
+        (
+            "UnknownError",
+            "database file belongs to database \"v1\", not \"other\""
+        )
     );
     drop(factory);
     let conn = rusqlite::Connection::open(dir.path().join("db-other.indexa")).unwrap();
