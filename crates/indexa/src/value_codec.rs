@@ -490,7 +490,8 @@ impl<'a> Reader<'a> {
     /// native stack; `pending` counts the items open arrays and objects still expect, each of
     /// which needs at least one more byte, which bounds what the decoder reserves.
     pub(crate) fn value(&mut self, depth: usize) -> Result<Value> {
-        let mut stack: Vec<Frame> = Vec::new();
+        // Two open levels (a record and one nested object or array) need no allocation.
+        let mut stack: smallvec::SmallVec<[Frame; 2]> = smallvec::SmallVec::new();
         let mut pending: usize = 0;
         loop {
             let start = self.pos;
