@@ -192,7 +192,7 @@ fn layout_version(path: &Path) -> Option<i64> {
 /// `BLOB`; the encoding itself is checked by the caller.
 fn key_column(value: ValueRef<'_>) -> Result<Vec<u8>, (Option<Vec<u8>>, String)> {
     match value {
-        ValueRef::Blob(b) if b.len() == 9 && b[0] == NUMBER_TAG => Err((
+        ValueRef::Blob(b) if SqlKey(b).is_integer() => Err((
             Some(b.to_vec()),
             "a number key stored as a blob, not as an integer".to_owned(),
         )),
@@ -209,8 +209,16 @@ fn key_column(value: ValueRef<'_>) -> Result<Vec<u8>, (Option<Vec<u8>>, String)>
     }
 }
 
-/// The key encoding's tag of numbers.
-const NUMBER_TAG: u8 = 0x10;
+/// `line` with what [`key_column`] found wrong: the bytes, when there are any, and why.
+fn key_column_problem(
+    mut line: JsonObject,
+    (bytes, message): (Option<Vec<u8>>, String),
+) -> JsonObject {
+    if let Some(bytes) = bytes {
+        line = line.value("bytes", &Value::Binary(bytes));
+    }
+    line.value("message", &Value::string(&message))
+}
 
 /// Opens the database file itself (never through a link), for SQLite's own reading;
 /// `access` is `SQLITE_OPEN_READ_WRITE` (so a reader of a WAL file can use its `-shm`) or
@@ -372,12 +380,11 @@ fn check_store<W: Write>(
         report.records += 1;
         let key_bytes = match key_column(r.get_ref(0)?) {
             Ok(bytes) => bytes,
-            Err((bytes, message)) => {
-                let mut line = problem("undecodableKey", &store.name);
-                if let Some(bytes) = bytes {
-                    line = line.value("bytes", &Value::Binary(bytes));
-                }
-                report.problem(line.value("message", &Value::string(&message)))?;
+            Err(wrong) => {
+                report.problem(key_column_problem(
+                    problem("undecodableKey", &store.name),
+                    wrong,
+                ))?;
                 continue;
             }
         };
@@ -492,13 +499,10 @@ fn check_index<W: Write>(
     while let Some(r) = rows.next()? {
         let (key, pk) = match (key_column(r.get_ref(0)?), key_column(r.get_ref(1)?)) {
             (Ok(key), Ok(pk)) => (key, pk),
-            (Err((bytes, message)), _) | (_, Err((bytes, message))) => {
-                let mut line = problem("undecodableIndexKey", &store.name)
+            (Err(wrong), _) | (_, Err(wrong)) => {
+                let line = problem("undecodableIndexKey", &store.name)
                     .value("index", &Value::String(ix.name.clone()));
-                if let Some(bytes) = bytes {
-                    line = line.value("bytes", &Value::Binary(bytes));
-                }
-                report.problem(line.value("message", &Value::string(&message)))?;
+                report.problem(key_column_problem(line, wrong))?;
                 continue;
             }
         };

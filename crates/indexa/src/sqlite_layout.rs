@@ -35,6 +35,13 @@ pub fn record_table(store_id: i64) -> String {
 pub struct SqlKey<'a>(pub &'a [u8]);
 
 impl SqlKey<'_> {
+    /// Whether the key is stored as an `INTEGER` (it is a number key's encoding). A key column
+    /// holding such bytes as a `BLOB` is not canonical: lookups, which bind the integer, never
+    /// find it.
+    pub fn is_integer(self) -> bool {
+        number_as_integer(self.0).is_some()
+    }
+
     /// The key column's value: an `INTEGER` for a number key, else the bytes.
     pub fn to_sql_value(self) -> rusqlite::types::Value {
         match number_as_integer(self.0) {
@@ -104,9 +111,16 @@ mod tests {
         for (n, expected) in cases {
             let encoded = encode_key(&Key::Number(n));
             assert_eq!(number_as_integer(&encoded), Some(expected), "{n}");
+            assert!(SqlKey(&encoded).is_integer(), "{n}");
         }
-        assert_eq!(number_as_integer(&encode_key(&Key::from("a"))), None);
-        assert_eq!(number_as_integer(&encode_key(&Key::Date(0.0))), None);
+        for other in [
+            Key::from("a"),
+            Key::Date(0.0),
+            Key::Array(vec![Key::Number(1.0)]),
+        ] {
+            assert_eq!(number_as_integer(&encode_key(&other)), None);
+            assert!(!SqlKey(&encode_key(&other)).is_integer());
+        }
     }
 
     /// SQLite orders a key column as the keys: stored, read back in `ORDER BY key` order and

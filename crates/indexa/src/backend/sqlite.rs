@@ -336,71 +336,70 @@ fn upgrade_from_version_1(conn: &Connection) -> Result<()> {
         .sql()?
         .collect::<rusqlite::Result<_>>()
         .sql()?;
-    let mut read = conn
-        .prepare("SELECT key, value FROM record WHERE object_store_id = ?1")
-        .sql()?;
     for id in stores {
         create_record_table(conn, id)?;
-        let mut write = conn
-            .prepare(&format!(
+        copy_rows(
+            conn,
+            "SELECT key, value FROM record WHERE object_store_id = ?1",
+            [id],
+            &format!(
                 "INSERT INTO {} (key, value) VALUES (?1, ?2)",
                 record_table(id)
-            ))
-            .sql()?;
-        let mut rows = read.query([id]).sql()?;
-        let copied = (|| {
-            while let Some(row) = rows.next().sql()? {
-                let key = blob_column(row, 0)?;
-                write
-                    .execute(params![SqlKey(key), blob_column(row, 1)?])
-                    .sql()?;
-            }
-            Ok(())
-        })();
-        copied.map_err(|e: Error| match e {
+            ),
+            |row| {
+                let value = SqlValue::Blob(blob_column(row, 1)?.to_vec());
+                Ok(vec![SqlKey(blob_column(row, 0)?).to_sql_value(), value])
+            },
+        )
+        .map_err(|e| match e {
             Error::Unknown(m) => {
                 Error::Unknown(format!("the records of object store id {id}: {m}"))
             }
             other => other,
         })?;
     }
-    drop(read);
-    conn.execute_batch(
-        "DROP TABLE record;
-         CREATE TABLE index_entry_2 (
-             index_id INTEGER NOT NULL,
-             key BLOB NOT NULL,
-             primary_key BLOB NOT NULL,
-             PRIMARY KEY (index_id, key, primary_key)
-         ) WITHOUT ROWID;",
-    )
-    .sql()?;
-    {
-        let mut read = conn
-            .prepare("SELECT index_id, key, primary_key FROM index_entry")
-            .sql()?;
-        let mut write = conn
-            .prepare("INSERT INTO index_entry_2 (index_id, key, primary_key) VALUES (?1, ?2, ?3)")
-            .sql()?;
-        let mut rows = read.query([]).sql()?;
-        while let Some(row) = rows.next().sql()? {
-            let index_id: i64 = row.get(0).sql()?;
-            let (key, primary_key) = (blob_column(row, 1)?, blob_column(row, 2)?);
-            write
-                .execute(params![index_id, SqlKey(key), SqlKey(primary_key)])
-                .sql()?;
-        }
-    }
-    conn.execute_batch(
-        "DROP TABLE index_entry;
-         ALTER TABLE index_entry_2 RENAME TO index_entry;",
-    )
-    .sql()?;
+    // The index entries move to a new `index_entry` table, as SCHEMA defines it.
+    conn.execute_batch("DROP TABLE record; ALTER TABLE index_entry RENAME TO index_entry_1;")
+        .sql()?;
+    conn.execute_batch(SCHEMA).sql()?;
+    copy_rows(
+        conn,
+        "SELECT index_id, key, primary_key FROM index_entry_1",
+        [],
+        "INSERT INTO index_entry (index_id, key, primary_key) VALUES (?1, ?2, ?3)",
+        |row| {
+            Ok(vec![
+                SqlValue::Integer(row.get(0).sql()?),
+                SqlKey(blob_column(row, 1)?).to_sql_value(),
+                SqlKey(blob_column(row, 2)?).to_sql_value(),
+            ])
+        },
+    )?;
+    conn.execute_batch("DROP TABLE index_entry_1").sql()?;
     conn.execute(
         "UPDATE database SET format_version = ?1",
         [SQLITE_FORMAT_VERSION],
     )
     .sql()?;
+    Ok(())
+}
+
+/// Inserts, with `insert`, the row `convert` makes of each row `select` reads (with `params`).
+fn copy_rows(
+    conn: &Connection,
+    select: &str,
+    params: impl rusqlite::Params,
+    insert: &str,
+    convert: impl Fn(&rusqlite::Row<'_>) -> Result<Vec<SqlValue>>,
+) -> Result<()> {
+    let mut read = conn.prepare(select).sql()?;
+    let mut write = conn.prepare(insert).sql()?;
+    let mut rows = read.query(params).sql()?;
+    while let Some(row) = rows.next().sql()? {
+        write
+            .execute(rusqlite::params_from_iter(convert(row)?))
+            .sql()?;
+    }
     Ok(())
 }
 
@@ -889,10 +888,19 @@ fn select_records_sql(with_values: bool, store_id: i64) -> String {
 /// `head` (a statement on a store's record table) restricted to the records in `range`, with
 /// its parameters.
 fn records_in_range(head: &str, range: &EncodedRange) -> (String, Vec<SqlValue>) {
-    let mut sql = format!("{head} WHERE 1");
+    let mut conditions = String::new();
     let mut params = Vec::new();
-    range_conditions("key", range, &mut sql, &mut params);
-    (sql, params)
+    range_conditions("key", range, &mut conditions, &mut params);
+    (with_conditions(head, &conditions), params)
+}
+
+/// `head` with `conditions` (each written as ` AND <condition>`, as the functions above write
+/// them) as its `WHERE` clause; `head` alone when there are none.
+fn with_conditions(head: &str, conditions: &str) -> String {
+    match conditions.strip_prefix(" AND ") {
+        Some(conditions) => format!("{head} WHERE {conditions}"),
+        None => head.to_owned(),
+    }
 }
 
 /// Runs a query made with [`select_records_sql`] and reads its rows.
@@ -972,10 +980,11 @@ fn step_store_sql(
     if let Some(t) = target {
         start.tighten(t, Position::Below, descending);
     }
-    let mut sql = format!("{} WHERE 1", select_records_sql(with_value, store_id));
+    let mut conditions = String::new();
     let mut params = Vec::new();
-    start.push_condition("key", None, descending, &mut sql, &mut params);
-    push_far_bound("key", range, descending, &mut sql, &mut params);
+    start.push_condition("key", None, descending, &mut conditions, &mut params);
+    push_far_bound("key", range, descending, &mut conditions, &mut params);
+    let mut sql = with_conditions(&select_records_sql(with_value, store_id), &conditions);
     sql.push_str(if descending {
         " ORDER BY key DESC LIMIT ?"
     } else {
@@ -1188,10 +1197,10 @@ pub(crate) fn first_entry_with_key(
     key: &[u8],
     with_value: bool,
 ) -> Result<Option<RawEntry>> {
-    let sql = if with_value {
-        format!("SELECT e.key, e.primary_key, r.value FROM index_entry e JOIN {} r ON r.key = e.primary_key WHERE e.index_id = ?1 AND e.key = ?2 ORDER BY e.primary_key LIMIT 1", record_table(store_id))
+    let sql: Cow<'static, str> = if with_value {
+        format!("SELECT e.key, e.primary_key, r.value FROM index_entry e JOIN {} r ON r.key = e.primary_key WHERE e.index_id = ?1 AND e.key = ?2 ORDER BY e.primary_key LIMIT 1", record_table(store_id)).into()
     } else {
-        "SELECT e.key, e.primary_key FROM index_entry e WHERE e.index_id = ?1 AND e.key = ?2 ORDER BY e.primary_key LIMIT 1".to_owned()
+        "SELECT e.key, e.primary_key FROM index_entry e WHERE e.index_id = ?1 AND e.key = ?2 ORDER BY e.primary_key LIMIT 1".into()
     };
     conn.prepare_cached(&sql)
         .sql()?
