@@ -14,7 +14,8 @@ use std::sync::OnceLock;
 
 use rusqlite::types::Value as SqlValue;
 use rusqlite::{
-    params, CachedStatement, Connection, ErrorCode, OpenFlags, OptionalExtension, Statement,
+    config::DbConfig, params, CachedStatement, Connection, ErrorCode, OpenFlags, OptionalExtension,
+    Statement,
 };
 
 use crate::backend::{
@@ -107,6 +108,10 @@ pub(crate) fn open_connection(path: &Path) -> Result<Connection> {
     .sql()?;
     refuse_foreign_file(&conn)?;
     conn.set_prepared_statement_cache_capacity(128);
+    // Plans never depend on bound values: without this SQLite prepares a statement again
+    // whenever a new value is bound to its `LIMIT ?`, as every cursor step does.
+    conn.set_db_config(DbConfig::SQLITE_DBCONFIG_ENABLE_QPSG, true)
+        .sql()?;
     conn.busy_timeout(BUSY_TIMEOUT).sql()?;
     let mode = switch_to_wal(&conn)?;
     if !mode.eq_ignore_ascii_case("wal") {
@@ -1805,6 +1810,39 @@ mod tests {
             seen,
             [b"first".to_vec(), b"second".to_vec(), b"first".to_vec()]
         );
+    }
+
+    /// A cursor step binds a new `LIMIT` (and new bounds) each time; the statement is prepared
+    /// once, not again at every step (SQLite prepares again when a bound value can change
+    /// the plan, unless the connection has the query planner stability guarantee).
+    #[test]
+    fn cursor_steps_do_not_prepare_their_statement_again() {
+        let dir = tempfile::tempdir().unwrap();
+        let conn = open(&dir.path().join("db.sqlite")).unwrap();
+        conn.initialize(&Utf16String::from("db")).unwrap();
+        conn.begin_write(false).unwrap();
+        let store = conn
+            .insert_store(&Utf16String::from("s"), None, false)
+            .unwrap();
+        for k in [b"a", b"b", b"c", b"d", b"e"] {
+            conn.put_record(store, k, b"v").unwrap();
+        }
+        let all = range(Bound::Unbounded, Bound::Unbounded);
+        let mut after: Option<Vec<u8>> = None;
+        let mut seen = Vec::new();
+        for limit in [1, 2, 4] {
+            let rows = conn
+                .step_store(store, &all, false, after.as_deref(), None, true, limit)
+                .unwrap();
+            after = rows.last().map(|(k, _)| k.clone());
+            seen.extend(rows.into_iter().map(|(k, _)| k));
+        }
+        assert_eq!(seen, [b"a", b"b", b"c", b"d", b"e"].map(|k| k.to_vec()));
+        let (sql, _) = step_store_sql(store, &all, false, Some(b"a"), None, true, 1);
+        let stmt = conn.sqlite().unwrap().prepare_cached(&sql).unwrap();
+        assert_eq!(stmt.get_status(rusqlite::StatementStatus::RePrepare), 0);
+        drop(stmt);
+        conn.commit().unwrap();
     }
 
     /// Processes creating one database at once race to switch the new file to WAL; one that
