@@ -440,13 +440,13 @@ pub(crate) fn read_database_row(conn: &Connection) -> Result<Option<DatabaseRow>
     }
 }
 
-/// The stored database version (read inside a transaction to detect schema changes).
-pub(crate) fn read_version(conn: &Connection) -> Result<u64> {
-    let v: i64 = conn
-        .prepare_cached("SELECT version FROM database")
-        .sql()?
-        .query_row([], |r| r.get(0))
-        .sql()?;
+/// The statement reading the stored database version (read inside a transaction to detect
+/// schema changes; see [`version_of`]).
+const READ_VERSION: &str = "SELECT version FROM database";
+
+/// Runs [`READ_VERSION`]; a negative stored version reads as 0.
+fn version_of(stmt: &mut Statement<'_>) -> Result<u64> {
+    let v: i64 = stmt.query_row([], |r| r.get(0)).sql()?;
     Ok(v.max(0) as u64)
 }
 
@@ -1290,6 +1290,7 @@ enum Kept {
     Commit,
     Savepoint,
     ReleaseSavepoint,
+    ReadVersion,
     ReadRecord(i64),
     RecordExists(i64),
     PutRecord(i64),
@@ -1302,7 +1303,7 @@ enum Kept {
 }
 
 /// How many statements a connection keeps: one per [`Kept`].
-const KEPT: usize = 11 + INDEX_ENTRIES_PER_INSERT;
+const KEPT: usize = 12 + INDEX_ENTRIES_PER_INSERT;
 
 impl Kept {
     fn slot(self) -> usize {
@@ -1312,13 +1313,14 @@ impl Kept {
             Kept::Commit => 2,
             Kept::Savepoint => 3,
             Kept::ReleaseSavepoint => 4,
-            Kept::ReadRecord(_) => 5,
-            Kept::RecordExists(_) => 6,
-            Kept::PutRecord(_) => 7,
-            Kept::InsertRecord(_) => 8,
-            Kept::IndexKeyTaken => 9,
-            Kept::DeleteIndexEntry => 10,
-            Kept::IndexEntries(rows) => 10 + rows,
+            Kept::ReadVersion => 5,
+            Kept::ReadRecord(_) => 6,
+            Kept::RecordExists(_) => 7,
+            Kept::PutRecord(_) => 8,
+            Kept::InsertRecord(_) => 9,
+            Kept::IndexKeyTaken => 10,
+            Kept::DeleteIndexEntry => 11,
+            Kept::IndexEntries(rows) => 11 + rows,
         }
     }
 
@@ -1332,6 +1334,7 @@ impl Kept {
             Kept::Commit => "COMMIT".into(),
             Kept::Savepoint => "SAVEPOINT request".into(),
             Kept::ReleaseSavepoint => "RELEASE request".into(),
+            Kept::ReadVersion => READ_VERSION.into(),
             Kept::ReadRecord(store) => {
                 on_records(store, "SELECT value FROM {table} WHERE key = ?1")
             }
@@ -1520,8 +1523,9 @@ impl StorageConnection for SqliteConnection {
         initialize(self.conn(), name)
     }
 
+    /// Runs at every transaction's start, so its statement is kept.
     fn read_version(&self) -> Result<u64> {
-        read_version(self.conn())
+        self.with_kept(Kept::ReadVersion, version_of)
     }
 
     fn write_version(&self, version: u64) -> Result<()> {
