@@ -16,10 +16,11 @@
 //! this process.
 //!
 //! Some ops run at once on the thread that places them (Node's), when the connection has
-//! nothing queued or running: ops that never wait for a lock or a disk flush and touch at most
-//! one record (see [`Worker::runs_inline`]), among them the begin of a readwrite transaction
-//! when the write lock is free (tried without waiting; else it begins on a pool thread), a
-//! `put` of a small value, and the relaxed commit of a transaction
+//! nothing queued or running: ops that never wait for a lock or a disk flush and touch one
+//! record or a few (see [`Worker::runs_inline`]), among them the begin of a readwrite
+//! transaction when the write lock is free (tried without waiting; else it begins on a pool
+//! thread), a `put` of a small value, a cursor's opening and its short steps (a
+//! `continue(key)`, say), and the relaxed commit of a transaction
 //! that wrote one small record, which leaves SQLite's automatic checkpoint (it writes the log
 //! into the database file and flushes both) to a plain commit on a pool thread: each time a
 //! connection made [`DEFERRED_CHECKPOINTS`] such commits in a row, its next goes to the pool to
@@ -586,12 +587,13 @@ impl Op {
 
 impl Worker {
     /// Whether `op` may run on the thread that places it: it never waits for a lock or a
-    /// disk flush and touches at most one record. Declaring a transaction; beginning one
+    /// disk flush and touches one record or a few. Declaring a transaction; beginning one
     /// (which runs the ops held for it) when at most [`HELD_INLINE`] are held and each may run
     /// so too: a readonly one (its SQLite read transaction;
     /// a reader connection is opened when none is free), or on a SQLite file a readwrite one,
     /// which is tried without waiting for the write lock (see [`Connection::run_inline`]);
-    /// `get` and `getKey`; on a SQLite file, a `put` of a small value (see [`is_small`]);
+    /// `get` and `getKey`; on a SQLite file, a `put` of a small value (see [`is_small`]),
+    /// opening a cursor and a `continue` returning at most [`INLINE_CURSOR_ROWS`] rows;
     /// committing or aborting a readonly transaction (ending its read transaction) or one
     /// that never began; committing a readwrite one that commits quickly (see
     /// [`Worker::commits_quickly`]).
@@ -602,14 +604,16 @@ impl Worker {
                 (*mode == TransactionMode::ReadOnly
                     || *mode == TransactionMode::ReadWrite && self.on_sqlite_file())
                     && self.held.get(tx).map_or(true, |ops| {
-                        ops.len() <= HELD_INLINE && ops.iter().all(|o| self.touches_one_record(o))
+                        ops.len() <= HELD_INLINE && ops.iter().all(|o| self.is_brief(o))
                     })
             }
-            other => self.touches_one_record(other),
+            other => self.is_brief(other),
         }
     }
 
-    fn touches_one_record(&self, op: &Op) -> bool {
+    /// See [`Worker::runs_inline`]: the ops other than a transaction's declaration and begin
+    /// that may run on Node's thread.
+    fn is_brief(&self, op: &Op) -> bool {
         match op {
             Op::Read {
                 kind: ReadKind::Get | ReadKind::GetKey,
@@ -618,6 +622,9 @@ impl Worker {
             // Its transaction holds the write lock since it began; a server's write is a
             // round trip.
             Op::Put { value, .. } => self.on_sqlite_file() && is_small(value),
+            // A seek to the cursor's first record or to its next, and a few rows beyond it.
+            Op::OpenCursor { .. } => self.on_sqlite_file(),
+            Op::Continue { batch, .. } => self.on_sqlite_file() && *batch <= INLINE_CURSOR_ROWS,
             Op::Commit { tx, .. } => {
                 self.held.contains_key(tx)
                     || self.txs.get(tx).map_or(true, |t| {
@@ -1189,6 +1196,11 @@ pub const REPLY_WEIGHT: usize = 256;
 /// batch of replies (see [`replies_task_begins`]), and within one [`INLINE_WINDOW`] outside of
 /// those.
 pub const INLINE_BUDGET: Duration = Duration::from_micros(1000);
+
+/// The most rows a cursor step run on Node's thread returns (see [`Worker::runs_inline`]):
+/// a step that asks for more is a scan, whose later batches are read on a pool thread while
+/// Node's thread steps through the rows it has.
+pub const INLINE_CURSOR_ROWS: u32 = 4;
 
 /// The most time Node's thread spends running ops itself within one [`INLINE_WINDOW`], over
 /// all its tasks: Node runs the queued calls of a thread-safe function one after the other
@@ -1772,7 +1784,7 @@ mod tests {
     }
 
     #[test]
-    fn only_ops_that_touch_one_record_without_waiting_run_inline() {
+    fn only_brief_ops_that_never_wait_run_inline() {
         let mut w = worker_with_store();
         let mut replies = Vec::new();
         assert!(w.runs_inline(&Op::Declare { tx: 2 }));
@@ -1793,6 +1805,41 @@ mod tests {
         let large = Value::Binary(vec![0; QUICK_WRITE_BYTES + 1]);
         assert!(!w.runs_inline(&put_value(2, 1.0, large)));
         assert!(!w.runs_inline(&Op::Close));
+        // Opening a cursor and its steps of at most INLINE_CURSOR_ROWS rows; not a longer
+        // step, an advance (which may pass any number of records) or a read ahead.
+        assert!(w.runs_inline(&Op::OpenCursor {
+            id: 3,
+            tx: 2,
+            cursor: 1,
+            store: "s".into(),
+            index: None,
+            range: None,
+            direction: CursorDirection::Next,
+            key_only: false,
+        }));
+        let step = |batch| Op::Continue {
+            id: 4,
+            cursor: 1,
+            key: Some(Key::Number(7.0)),
+            primary_key: None,
+            skipped: 0,
+            batch,
+        };
+        assert!(w.runs_inline(&step(1)));
+        assert!(w.runs_inline(&step(INLINE_CURSOR_ROWS)));
+        assert!(!w.runs_inline(&step(INLINE_CURSOR_ROWS + 1)));
+        assert!(!w.runs_inline(&Op::Advance {
+            id: 5,
+            cursor: 1,
+            count: 1,
+            skipped: 0,
+            batch: 1,
+        }));
+        assert!(!w.runs_inline(&Op::ReadAhead {
+            id: 6,
+            cursor: 1,
+            batch: 1,
+        }));
 
         // A readonly transaction whose held ops include a longer read begins on the pool.
         w.handle(Op::Declare { tx: 5 }, &mut replies);

@@ -1,0 +1,89 @@
+'use strict';
+// Cursors that read a few records: each step is a seek with new bounds, not served from rows
+// read ahead. Each system runs in a process of its own, RUNS times interleaved; prints the
+// medians as a Markdown table.
+//
+//   node bench/cursors.js                      # this package and fake-indexeddb, RUNS=3
+//   INDEXA_PACKAGE=/other/checkout/bindings/node node bench/cursors.js   # another build too
+//
+// Steps, on a store of N = 20,000 records {g, name} under keys 0 … N-1 with an index on `g`
+// (record number modulo 1,000), data directory under INDEXA_BENCH_DIR (default the temporary
+// directory), each with a check value every system must agree on:
+//   shortCursors  5,000 index cursors placed at once in one transaction, each on one index
+//                 key (a key as the query), reading its first 3 records with continue()
+//   jumps         a store cursor stepped with continue(key) to every second key (10,000 steps)
+//   cursorEachTx  1,000 readonly transactions one after another, each opening an index
+//                 cursor on one key and reading its first record
+const { performance } = require('node:perf_hooks');
+const { req, done } = require('./workload.js');
+const { compareSystems } = require('./compare.js');
+
+const N = 20000;
+const GROUPS = 1000;
+const SHORT_CURSORS = 5000;
+const READ_PER_CURSOR = 3;
+const CURSOR_TXS = 1000;
+
+/** Runs every step on `factory`; resolves to `{ step: { ms, check } }`. */
+async function runSteps(factory) {
+  const out = {};
+  const step = async (name, f) => {
+    const t = performance.now();
+    const check = await f();
+    out[name] = { ms: performance.now() - t, check };
+  };
+  await req(factory.deleteDatabase('cursors'));
+  const open = factory.open('cursors', 1);
+  open.onupgradeneeded = () => open.result.createObjectStore('s').createIndex('g', 'g');
+  const db = await req(open);
+  const fill = db.transaction('s', 'readwrite', { durability: 'relaxed' });
+  for (let i = 0; i < N; i++) fill.objectStore('s').put({ g: i % GROUPS, name: `city ${i}` }, i);
+  await done(fill);
+  await step('shortCursors', async () => {
+    const tx = db.transaction('s', 'readonly');
+    const index = tx.objectStore('s').index('g');
+    let sum = 0;
+    for (let i = 0; i < SHORT_CURSORS; i++) {
+      let left = READ_PER_CURSOR;
+      const r = index.openCursor(i % GROUPS);
+      r.onsuccess = () => {
+        const c = r.result;
+        if (c === null || left === 0) return;
+        left--;
+        sum += c.primaryKey;
+        if (left > 0) c.continue();
+      };
+    }
+    await done(tx);
+    return sum;
+  });
+  await step('jumps', async () => {
+    const tx = db.transaction('s', 'readonly');
+    const r = tx.objectStore('s').openCursor();
+    let sum = 0;
+    let jumps = 0;
+    r.onsuccess = () => {
+      const c = r.result;
+      if (c === null) return;
+      sum += c.primaryKey;
+      jumps++;
+      c.continue(jumps * 2);
+    };
+    await done(tx);
+    return sum;
+  });
+  await step('cursorEachTx', async () => {
+    let sum = 0;
+    for (let i = 0; i < CURSOR_TXS; i++) {
+      const tx = db.transaction('s', 'readonly');
+      const r = tx.objectStore('s').index('g').openCursor((i * 7) % GROUPS);
+      r.onsuccess = () => { sum += r.result.primaryKey; };
+      await done(tx);
+    }
+    return sum;
+  });
+  db.close();
+  return out;
+}
+
+compareSystems(__filename, 'cursors', runSteps);
