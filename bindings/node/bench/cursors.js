@@ -1,6 +1,6 @@
 'use strict';
-// Cursors that read a few records: each step is a seek with new bounds, not served from rows
-// read ahead. Each system runs in a process of its own, RUNS times interleaved; prints the
+// Cursors that read a few records, and getAll with a small count: each step is a seek with
+// new bounds, not served from rows read ahead. Each system runs in a process of its own, RUNS times interleaved; prints the
 // medians as a Markdown table.
 //
 //   node bench/cursors.js                      # this package and fake-indexeddb, RUNS=3
@@ -14,6 +14,7 @@
 //   jumps         a store cursor stepped with continue(key) to every second key (10,000 steps)
 //   cursorEachTx  1,000 readonly transactions one after another, each opening an index
 //                 cursor on one key and reading its first record
+//   getAllEachTx  1,000 readonly transactions one after another, each an index getAll(key, 2)
 const { performance } = require('node:perf_hooks');
 const { req, done } = require('./workload.js');
 const { compareSystems } = require('./compare.js');
@@ -78,6 +79,16 @@ async function runSteps(factory) {
       const tx = db.transaction('s', 'readonly');
       const r = tx.objectStore('s').index('g').openCursor((i * 7) % GROUPS);
       r.onsuccess = () => { sum += r.result.primaryKey; };
+      await done(tx);
+    }
+    return sum;
+  });
+  await step('getAllEachTx', async () => {
+    let sum = 0;
+    for (let i = 0; i < CURSOR_TXS; i++) {
+      const tx = db.transaction('s', 'readonly');
+      const r = tx.objectStore('s').index('g').getAll((i * 7) % GROUPS, 2);
+      r.onsuccess = () => { for (const v of r.result) sum += v.g + v.name.length; };
       await done(tx);
     }
     return sum;

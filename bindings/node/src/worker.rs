@@ -19,8 +19,8 @@
 //! nothing queued or running: ops that never wait for a lock or a disk flush and touch one
 //! record or a few (see [`Worker::runs_inline`]), among them the begin of a readwrite
 //! transaction when the write lock is free (tried without waiting; else it begins on a pool
-//! thread), a `put` of a small value, a cursor's opening and its short steps (a
-//! `continue(key)`, say), and the relaxed commit of a transaction
+//! thread), a `put` of a small value, a `getAll` of a few records, a cursor's opening and its
+//! short steps (a `continue(key)`, say), and the relaxed commit of a transaction
 //! that wrote one small record, which leaves SQLite's automatic checkpoint (it writes the log
 //! into the database file and flushes both) to a plain commit on a pool thread: each time a
 //! connection made [`DEFERRED_CHECKPOINTS`] such commits in a row, its next goes to the pool to
@@ -593,7 +593,8 @@ impl Worker {
     /// a reader connection is opened when none is free), or on a SQLite file a readwrite one,
     /// which is tried without waiting for the write lock (see [`Connection::run_inline`]);
     /// `get` and `getKey`; on a SQLite file, a `put` of a small value (see [`is_small`]),
-    /// opening a cursor and a `continue` returning at most [`INLINE_CURSOR_ROWS`] rows;
+    /// a `getAll` with a count of at most [`INLINE_ROWS`], opening a cursor, a `continue`
+    /// returning and an `advance` passing at most [`INLINE_ROWS`] rows;
     /// committing or aborting a readonly transaction (ending its read transaction) or one
     /// that never began; committing a readwrite one that commits quickly (see
     /// [`Worker::commits_quickly`]).
@@ -619,12 +620,20 @@ impl Worker {
                 kind: ReadKind::Get | ReadKind::GetKey,
                 ..
             } => true,
+            Op::Read {
+                kind: ReadKind::GetAll | ReadKind::GetAllKeys | ReadKind::GetAllRecords,
+                count: Some(count),
+                ..
+            } => self.on_sqlite_file() && (1..=INLINE_ROWS).contains(count),
             // Its transaction holds the write lock since it began; a server's write is a
             // round trip.
             Op::Put { value, .. } => self.on_sqlite_file() && is_small(value),
             // A seek to the cursor's first record or to its next, and a few rows beyond it.
             Op::OpenCursor { .. } => self.on_sqlite_file(),
-            Op::Continue { batch, .. } => self.on_sqlite_file() && *batch <= INLINE_CURSOR_ROWS,
+            Op::Continue { batch, .. } => self.on_sqlite_file() && *batch <= INLINE_ROWS,
+            Op::Advance { count, batch, .. } => {
+                self.on_sqlite_file() && *count <= INLINE_ROWS && *batch <= INLINE_ROWS
+            }
             Op::Commit { tx, .. } => {
                 self.held.contains_key(tx)
                     || self.txs.get(tx).map_or(true, |t| {
@@ -1197,10 +1206,12 @@ pub const REPLY_WEIGHT: usize = 256;
 /// those.
 pub const INLINE_BUDGET: Duration = Duration::from_micros(1000);
 
-/// The most rows a cursor step run on Node's thread returns (see [`Worker::runs_inline`]):
-/// a step that asks for more is a scan, whose later batches are read on a pool thread while
-/// Node's thread steps through the rows it has.
-pub const INLINE_CURSOR_ROWS: u32 = 4;
+/// The most records a `getAll` (or `getAllKeys`, `getAllRecords`) run on Node's thread asks
+/// for, the most rows a cursor step run there returns and the most records an `advance` run
+/// there passes (see [`Worker::runs_inline`]). A cursor step that asks for more is part of a
+/// scan, whose later batches are read on a pool thread while Node's thread steps through the
+/// rows it has.
+pub const INLINE_ROWS: u32 = 4;
 
 /// The most time Node's thread spends running ops itself within one [`INLINE_WINDOW`], over
 /// all its tasks: Node runs the queued calls of a thread-safe function one after the other
@@ -1598,6 +1609,10 @@ mod tests {
     }
 
     fn read(tx: u32, kind: ReadKind) -> Op {
+        read_counted(tx, kind, None)
+    }
+
+    fn read_counted(tx: u32, kind: ReadKind, count: Option<u32>) -> Op {
         Op::Read {
             id: 9,
             tx,
@@ -1605,7 +1620,7 @@ mod tests {
             index: None,
             kind,
             range: None,
-            count: None,
+            count,
             direction: CursorDirection::Next,
         }
     }
@@ -1801,12 +1816,24 @@ mod tests {
         ] {
             assert!(!w.runs_inline(&read(2, kind)));
         }
+        // A getAll of at most INLINE_ROWS records (not of all, count 0).
+        for kind in [
+            ReadKind::GetAll,
+            ReadKind::GetAllKeys,
+            ReadKind::GetAllRecords,
+        ] {
+            let counted = |count| read_counted(2, kind, Some(count));
+            assert!(w.runs_inline(&counted(1)));
+            assert!(w.runs_inline(&counted(INLINE_ROWS)));
+            assert!(!w.runs_inline(&counted(INLINE_ROWS + 1)));
+            assert!(!w.runs_inline(&counted(0)));
+        }
         assert!(w.runs_inline(&put(2, 1.0)));
         let large = Value::Binary(vec![0; QUICK_WRITE_BYTES + 1]);
         assert!(!w.runs_inline(&put_value(2, 1.0, large)));
         assert!(!w.runs_inline(&Op::Close));
-        // Opening a cursor and its steps of at most INLINE_CURSOR_ROWS rows; not a longer
-        // step, an advance (which may pass any number of records) or a read ahead.
+        // Opening a cursor, its steps of at most INLINE_ROWS rows and its advances past at
+        // most INLINE_ROWS records; not a longer step or advance, or a read ahead.
         assert!(w.runs_inline(&Op::OpenCursor {
             id: 3,
             tx: 2,
@@ -1826,15 +1853,17 @@ mod tests {
             batch,
         };
         assert!(w.runs_inline(&step(1)));
-        assert!(w.runs_inline(&step(INLINE_CURSOR_ROWS)));
-        assert!(!w.runs_inline(&step(INLINE_CURSOR_ROWS + 1)));
-        assert!(!w.runs_inline(&Op::Advance {
+        assert!(w.runs_inline(&step(INLINE_ROWS)));
+        assert!(!w.runs_inline(&step(INLINE_ROWS + 1)));
+        let advance = |count| Op::Advance {
             id: 5,
             cursor: 1,
-            count: 1,
+            count,
             skipped: 0,
             batch: 1,
-        }));
+        };
+        assert!(w.runs_inline(&advance(INLINE_ROWS)));
+        assert!(!w.runs_inline(&advance(INLINE_ROWS + 1)));
         assert!(!w.runs_inline(&Op::ReadAhead {
             id: 6,
             cursor: 1,
