@@ -344,8 +344,11 @@ impl NativeConnection {
         on_replies: JsFunction,
         on_event: JsFunction,
     ) -> Result<Self> {
+        let in_flight = Arc::new(worker::InFlight::default());
+        let delivered = in_flight.clone();
         let mut replies: ThreadsafeFunction<Vec<Reply>, ErrorStrategy::Fatal> = on_replies
-            .create_threadsafe_function(0, |ctx: ThreadSafeCallContext<Vec<Reply>>| {
+            .create_threadsafe_function(0, move |ctx: ThreadSafeCallContext<Vec<Reply>>| {
+                delivered.delivered();
                 worker::replies_task_begins();
                 Ok(vec![replies_to_js(&ctx.env, ctx.value)?])
             })?;
@@ -380,6 +383,7 @@ impl NativeConnection {
             move |batch| {
                 thread_replies.call(batch, ThreadsafeFunctionCallMode::Blocking);
             },
+            in_flight,
             events,
         );
         Ok(NativeConnection { conn, replies })

@@ -53,6 +53,7 @@
 
 use std::cell::Cell;
 use std::collections::{HashMap, VecDeque};
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Condvar, Mutex, MutexGuard, OnceLock, TryLockError};
 use std::time::{Duration, Instant};
 
@@ -1213,6 +1214,13 @@ pub const INLINE_BUDGET: Duration = Duration::from_micros(1000);
 /// rows it has.
 pub const INLINE_ROWS: u32 = 4;
 
+/// Ops run on Node's thread only while fewer batches of replies than this are on their way
+/// there (see [`InFlight`]): a transaction's begin and its first request both run there, but a
+/// burst of requests placed at once, or from the events of one batch, goes to the pool, whose
+/// replies come in batches, instead of each op run here sending its reply alone (a delivery,
+/// and a task on Node's thread, per op).
+pub const INLINE_IN_FLIGHT: usize = 2;
+
 /// The most time Node's thread spends running ops itself within one [`INLINE_WINDOW`], over
 /// all its tasks: Node runs the queued calls of a thread-safe function one after the other
 /// (up to 1,000) before it polls for I/O again, so the budget per task alone would not bound
@@ -1331,7 +1339,29 @@ pub struct Connection {
     queue: Mutex<Queue>,
     worker: Mutex<Option<Worker>>,
     send: SendReplies,
+    in_flight: Arc<InFlight>,
     events: Arc<Events>,
+}
+
+/// A connection's batches of replies sent to Node's thread and not yet taken there (see
+/// [`INLINE_IN_FLIGHT`]).
+#[derive(Default)]
+pub struct InFlight(AtomicUsize);
+
+impl InFlight {
+    /// A batch of replies reached Node's thread.
+    pub fn delivered(&self) {
+        self.0.fetch_sub(1, Ordering::AcqRel);
+    }
+
+    fn sent(&self) {
+        self.0.fetch_add(1, Ordering::AcqRel);
+    }
+
+    /// Whether fewer than [`INLINE_IN_FLIGHT`] batches are on their way.
+    fn allow_inline(&self) -> bool {
+        self.0.load(Ordering::Acquire) < INLINE_IN_FLIGHT
+    }
 }
 
 struct Queue {
@@ -1343,10 +1373,12 @@ struct Queue {
 }
 
 impl Connection {
-    /// A connection of `factory` whose replies go to `send`, in batches.
+    /// A connection of `factory` whose replies go to `send`, in batches, each counted in
+    /// `in_flight` until its [`InFlight::delivered`].
     pub fn new(
         factory: Arc<Factory>,
         send: impl Fn(Vec<Reply>) + Send + Sync + 'static,
+        in_flight: Arc<InFlight>,
         events: Arc<Events>,
     ) -> Arc<Connection> {
         Arc::new(Connection {
@@ -1368,8 +1400,15 @@ impl Connection {
                 cursors: HashMap::new(),
             })),
             send: Box::new(send),
+            in_flight,
             events,
         })
+    }
+
+    /// Sends a batch of replies to Node's thread.
+    fn send_replies(&self, replies: Vec<Reply>) {
+        self.in_flight.sent();
+        (self.send)(replies);
     }
 
     /// Its events to the JavaScript layer.
@@ -1404,8 +1443,9 @@ impl Connection {
         true
     }
 
-    /// Runs `op` on this thread when the worker is free and it may (see
-    /// [`Worker::runs_inline`] and [`INLINE_BUDGET`]); else gives it back. Called with the
+    /// Runs `op` on this thread when the worker is free, fewer than [`INLINE_IN_FLIGHT`]
+    /// batches of replies are on their way here, and it may (see [`Worker::runs_inline`] and
+    /// [`INLINE_BUDGET`]); else gives it back. Called with the
     /// queue locked, empty and not scheduled, so no pool thread runs this connection and the
     /// reply follows every earlier one.
     fn run_inline(&self, op: Op) -> Option<Op> {
@@ -1417,7 +1457,10 @@ impl Connection {
             return Some(op);
         };
         let started = Instant::now();
-        if !worker.runs_inline(&op) || !inline_budget_left(started) {
+        if !self.in_flight.allow_inline()
+            || !worker.runs_inline(&op)
+            || !inline_budget_left(started)
+        {
             return Some(op);
         }
         // A readwrite transaction starts here only when it need not wait for the write lock
@@ -1456,7 +1499,7 @@ impl Connection {
         charge_inline(started.elapsed());
         drop(slot);
         if !replies.is_empty() {
-            (self.send)(replies);
+            self.send_replies(replies);
         }
         None
     }
@@ -1475,7 +1518,7 @@ impl Connection {
                     // after that must not overtake them.
                     None if !replies.is_empty() => {
                         drop(q);
-                        (self.send)(std::mem::take(&mut replies));
+                        self.send_replies(std::mem::take(&mut replies));
                         weight = 0;
                         continue;
                     }
@@ -1502,13 +1545,13 @@ impl Connection {
             }
             weight += replies[before..].iter().map(Reply::weight).sum::<usize>();
             if weight >= REPLY_WEIGHT {
-                (self.send)(std::mem::take(&mut replies));
+                self.send_replies(std::mem::take(&mut replies));
                 weight = 0;
             }
         }
         drop(slot);
         if !replies.is_empty() {
-            (self.send)(replies);
+            self.send_replies(replies);
         }
         // Others get a turn first.
         pool().schedule(self.clone());
@@ -1927,9 +1970,11 @@ mod tests {
     /// object store "s" (created when missing).
     fn connection_on(factory: &Arc<Factory>) -> (Arc<Connection>, Replies) {
         let (send, arriving) = std::sync::mpsc::channel();
+        let in_flight = Arc::new(InFlight::default());
         let mut replies = Replies {
             arriving,
             arrived: Vec::new(),
+            in_flight: in_flight.clone(),
         };
         let send = Mutex::new(send);
         let conn = Connection::new(
@@ -1937,6 +1982,7 @@ mod tests {
             move |batch| {
                 let _ = lock(&send).send(batch);
             },
+            in_flight,
             Events::new(|_| {}),
         );
         conn.submit(Op::Open {
@@ -1967,6 +2013,8 @@ mod tests {
     struct Replies {
         arriving: std::sync::mpsc::Receiver<Vec<Reply>>,
         arrived: Vec<Reply>,
+        /// Told of each batch as it arrives, as Node's thread does.
+        in_flight: Arc<InFlight>,
     }
 
     impl Replies {
@@ -1980,6 +2028,7 @@ mod tests {
                     .arriving
                     .recv_timeout(Duration::from_secs(60))
                     .expect("no reply within a minute");
+                self.in_flight.delivered();
                 self.arrived.extend(batch);
             }
         }
