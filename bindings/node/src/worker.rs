@@ -1966,10 +1966,48 @@ mod tests {
         assert_eq!(*lock(&sent), 0);
     }
 
+    /// A transaction's begin and its first request run on the thread that places them; with
+    /// INLINE_IN_FLIGHT batches of replies on their way, the next request goes to the pool.
+    #[test]
+    fn ops_go_to_the_pool_while_replies_are_on_their_way() {
+        let factory = Arc::new(Factory::temporary().unwrap());
+        let (conn, mut replies) = connection_on(&factory);
+        let get = |id| Op::Read {
+            id,
+            tx: 10,
+            store: "s".into(),
+            index: None,
+            kind: ReadKind::Get,
+            range: Some(KeyRange::only(Key::Number(1.0))),
+            count: None,
+            direction: CursorDirection::Next,
+        };
+        // The pool thread that ran the setup lets go of the connection.
+        while lock(&conn.queue).scheduled {
+            std::thread::yield_now();
+        }
+        conn.submit(Op::Declare { tx: 10 });
+        conn.submit(Op::Begin {
+            id: 11,
+            tx: 10,
+            scope: vec!["s".into()],
+            mode: TransactionMode::ReadOnly,
+            durability: Durability::Default,
+        });
+        conn.submit(get(12));
+        conn.submit(get(13));
+        let here = std::thread::current().id();
+        assert_eq!(replies.sent_from(11).0, here);
+        assert_eq!(replies.sent_from(12).0, here);
+        let (pool_thread, result) = replies.sent_from(13);
+        assert_ne!(pool_thread, here);
+        assert!(matches!(result, Ok(Payload::Values(..))));
+    }
+
     /// A connection whose replies go to a channel, opened on `factory` at version 1 with
     /// object store "s" (created when missing).
     fn connection_on(factory: &Arc<Factory>) -> (Arc<Connection>, Replies) {
-        let (send, arriving) = std::sync::mpsc::channel();
+        let (send, arriving) = std::sync::mpsc::channel::<(std::thread::ThreadId, Vec<Reply>)>();
         let in_flight = Arc::new(InFlight::default());
         let mut replies = Replies {
             arriving,
@@ -1980,7 +2018,7 @@ mod tests {
         let conn = Connection::new(
             factory.clone(),
             move |batch| {
-                let _ = lock(&send).send(batch);
+                let _ = lock(&send).send((std::thread::current().id(), batch));
             },
             in_flight,
             Events::new(|_| {}),
@@ -2011,8 +2049,9 @@ mod tests {
 
     /// A connection's replies as they arrive, kept until asked for.
     struct Replies {
-        arriving: std::sync::mpsc::Receiver<Vec<Reply>>,
-        arrived: Vec<Reply>,
+        /// Each batch with the thread that sent it.
+        arriving: std::sync::mpsc::Receiver<(std::thread::ThreadId, Vec<Reply>)>,
+        arrived: Vec<(std::thread::ThreadId, Reply)>,
         /// Told of each batch as it arrives, as Node's thread does.
         in_flight: Arc<InFlight>,
     }
@@ -2020,16 +2059,22 @@ mod tests {
     impl Replies {
         /// The result of the reply `id` (waits up to a minute for it).
         fn of(&mut self, id: u32) -> Result<Payload, Error> {
+            self.sent_from(id).1
+        }
+
+        /// The reply `id` with the thread that sent it (waits up to a minute for it).
+        fn sent_from(&mut self, id: u32) -> (std::thread::ThreadId, Result<Payload, Error>) {
             loop {
-                if let Some(at) = self.arrived.iter().position(|r| r.id == id) {
-                    return self.arrived.remove(at).result;
+                if let Some(at) = self.arrived.iter().position(|(_, r)| r.id == id) {
+                    let (thread, reply) = self.arrived.remove(at);
+                    return (thread, reply.result);
                 }
-                let batch = self
+                let (thread, batch) = self
                     .arriving
                     .recv_timeout(Duration::from_secs(60))
                     .expect("no reply within a minute");
                 self.in_flight.delivered();
-                self.arrived.extend(batch);
+                self.arrived.extend(batch.into_iter().map(|r| (thread, r)));
             }
         }
     }
