@@ -149,11 +149,11 @@ impl<'t> Index<'t> {
     /// # Errors
     /// As [`Index::get`].
     pub fn get_all(&self, query: impl Into<Query>) -> Result<Vec<Value>> {
-        Ok(self
-            .get_all_records(query)?
+        // Only the values: the index keys and primary keys are not decoded.
+        self.rows(query.into(), true)?
             .into_iter()
-            .map(|r| r.value)
-            .collect())
+            .map(|(_, _, v)| decode_value(v.as_deref().unwrap_or_default()))
+            .collect()
     }
 
     /// Primary keys of the records matching `query`, in index order
@@ -162,11 +162,10 @@ impl<'t> Index<'t> {
     /// # Errors
     /// As [`Index::get`].
     pub fn get_all_keys(&self, query: impl Into<Query>) -> Result<Vec<Key>> {
-        Ok(self
-            .entries(query.into(), false)?
+        self.rows(query.into(), false)?
             .into_iter()
-            .map(|r| r.primary_key)
-            .collect())
+            .map(|(_, pk, _)| decode_key(&pk).map_err(corrupt))
+            .collect()
     }
 
     /// Index key, primary key and value of the records matching `query`
@@ -175,7 +174,16 @@ impl<'t> Index<'t> {
     /// # Errors
     /// As [`Index::get`].
     pub fn get_all_records(&self, query: impl Into<Query>) -> Result<Vec<Record>> {
-        self.entries(query.into(), true)
+        self.rows(query.into(), true)?
+            .into_iter()
+            .map(|(k, pk, v)| {
+                Ok(Record {
+                    key: decode_key(&k).map_err(corrupt)?,
+                    primary_key: decode_key(&pk).map_err(corrupt)?,
+                    value: decode_value(v.as_deref().unwrap_or_default())?,
+                })
+            })
+            .collect()
     }
 
     /// The stored entries matching `query` (index key, primary key, value bytes).
@@ -191,22 +199,6 @@ impl<'t> Index<'t> {
             query.limit(),
             with_values,
         )
-    }
-
-    fn entries(&self, query: Query, with_values: bool) -> Result<Vec<Record>> {
-        self.rows(query, with_values)?
-            .into_iter()
-            .map(|(k, pk, v)| {
-                Ok(Record {
-                    key: decode_key(&k).map_err(corrupt)?,
-                    primary_key: decode_key(&pk).map_err(corrupt)?,
-                    value: match v {
-                        Some(bytes) => decode_value(&bytes)?,
-                        None => Value::Undefined,
-                    },
-                })
-            })
-            .collect()
     }
 
     /// Number of records whose index key is in `range` (`IDBIndex.count`); a multiEntry

@@ -453,11 +453,11 @@ impl<'t> ObjectStore<'t> {
     /// # Errors
     /// As [`ObjectStore::get`].
     pub fn get_all(&self, query: impl Into<Query>) -> Result<Vec<Value>> {
-        Ok(self
-            .get_all_records(query)?
+        // Only the values: the keys are neither decoded nor copied.
+        self.select(query.into(), true)?
             .into_iter()
-            .map(|r| r.value)
-            .collect())
+            .map(|(_, v)| decode_value(v.as_deref().unwrap_or_default()))
+            .collect()
     }
 
     /// As [`ObjectStore::get_all`], each value decoded straight into `T` (the mapping of
