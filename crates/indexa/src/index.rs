@@ -108,10 +108,7 @@ impl<'t> Index<'t> {
     /// [`Error::TransactionInactive`]; [`Error::InvalidState`] if the index was deleted;
     /// [`Error::Unknown`] on storage failure.
     pub fn get(&self, range: impl Into<KeyRange>) -> Result<Option<Value>> {
-        Ok(self
-            .get_all_records(Query::from(range.into()).count(1))?
-            .pop()
-            .map(|r| r.value))
+        Ok(self.get_all(Query::from(range.into()).count(1))?.pop())
     }
 
     /// As [`Index::get`], the value decoded straight into `T` (the mapping of
