@@ -603,23 +603,6 @@ pub(crate) fn rename_store(conn: &Connection, store_id: i64, name: &Utf16String)
     Ok(())
 }
 
-pub(crate) fn read_current_number(conn: &Connection, store_id: i64) -> Result<u64> {
-    let n: i64 = conn
-        .prepare_cached("SELECT current_number FROM object_store WHERE id = ?1")
-        .sql()?
-        .query_row([store_id], |r| r.get(0))
-        .sql()?;
-    Ok(n.max(0) as u64)
-}
-
-pub(crate) fn write_current_number(conn: &Connection, store_id: i64, n: u64) -> Result<()> {
-    conn.prepare_cached("UPDATE object_store SET current_number = ?2 WHERE id = ?1")
-        .sql()?
-        .execute(params![store_id, n as i64])
-        .sql()?;
-    Ok(())
-}
-
 pub(crate) fn insert_index(
     conn: &Connection,
     store_id: i64,
@@ -1291,6 +1274,8 @@ enum Kept {
     Savepoint,
     ReleaseSavepoint,
     ReadVersion,
+    ReadCurrentNumber,
+    WriteCurrentNumber,
     ReadRecord(i64),
     RecordExists(i64),
     PutRecord(i64),
@@ -1303,7 +1288,7 @@ enum Kept {
 }
 
 /// How many statements a connection keeps: one per [`Kept`].
-const KEPT: usize = 12 + INDEX_ENTRIES_PER_INSERT;
+const KEPT: usize = 14 + INDEX_ENTRIES_PER_INSERT;
 
 impl Kept {
     fn slot(self) -> usize {
@@ -1314,13 +1299,15 @@ impl Kept {
             Kept::Savepoint => 3,
             Kept::ReleaseSavepoint => 4,
             Kept::ReadVersion => 5,
-            Kept::ReadRecord(_) => 6,
-            Kept::RecordExists(_) => 7,
-            Kept::PutRecord(_) => 8,
-            Kept::InsertRecord(_) => 9,
-            Kept::IndexKeyTaken => 10,
-            Kept::DeleteIndexEntry => 11,
-            Kept::IndexEntries(rows) => 11 + rows,
+            Kept::ReadCurrentNumber => 6,
+            Kept::WriteCurrentNumber => 7,
+            Kept::ReadRecord(_) => 8,
+            Kept::RecordExists(_) => 9,
+            Kept::PutRecord(_) => 10,
+            Kept::InsertRecord(_) => 11,
+            Kept::IndexKeyTaken => 12,
+            Kept::DeleteIndexEntry => 13,
+            Kept::IndexEntries(rows) => 13 + rows,
         }
     }
 
@@ -1335,6 +1322,12 @@ impl Kept {
             Kept::Savepoint => "SAVEPOINT request".into(),
             Kept::ReleaseSavepoint => "RELEASE request".into(),
             Kept::ReadVersion => READ_VERSION.into(),
+            Kept::ReadCurrentNumber => {
+                "SELECT current_number FROM object_store WHERE id = ?1".into()
+            }
+            Kept::WriteCurrentNumber => {
+                "UPDATE object_store SET current_number = ?2 WHERE id = ?1".into()
+            }
             Kept::ReadRecord(store) => {
                 on_records(store, "SELECT value FROM {table} WHERE key = ?1")
             }
@@ -1576,12 +1569,21 @@ impl StorageConnection for SqliteConnection {
         rename_index(self.conn(), index_id, name)
     }
 
+    /// Runs at a key generator's first use in a transaction, so its statement is kept.
     fn read_current_number(&self, store_id: i64) -> Result<u64> {
-        read_current_number(self.conn(), store_id)
+        self.with_kept(Kept::ReadCurrentNumber, |stmt| {
+            let n: i64 = stmt.query_row([store_id], |r| r.get(0)).sql()?;
+            Ok(n.max(0) as u64)
+        })
     }
 
+    /// Runs at the commit of a transaction that used a key generator, so its statement is
+    /// kept.
     fn write_current_number(&self, store_id: i64, n: u64) -> Result<()> {
-        write_current_number(self.conn(), store_id, n)
+        self.with_kept(Kept::WriteCurrentNumber, |stmt| {
+            stmt.execute(params![store_id, n as i64]).sql()?;
+            Ok(())
+        })
     }
 
     fn read_record(
