@@ -73,26 +73,21 @@ async function runSteps(factory) {
     await done(tx);
     return sum;
   });
-  await step('cursorEachTx', async () => {
+  // Readonly transactions one after another, each placing one request on index `g` for
+  // key `g` (from `place(index, g)`) whose result `add` turns into a number to sum.
+  const eachTx = async (place, add) => {
     let sum = 0;
     for (let i = 0; i < CURSOR_TXS; i++) {
       const tx = db.transaction('s', 'readonly');
-      const r = tx.objectStore('s').index('g').openCursor((i * 7) % GROUPS);
-      r.onsuccess = () => { sum += r.result.primaryKey; };
+      const r = place(tx.objectStore('s').index('g'), (i * 7) % GROUPS);
+      r.onsuccess = () => { sum += add(r.result); };
       await done(tx);
     }
     return sum;
-  });
-  await step('getAllEachTx', async () => {
-    let sum = 0;
-    for (let i = 0; i < CURSOR_TXS; i++) {
-      const tx = db.transaction('s', 'readonly');
-      const r = tx.objectStore('s').index('g').getAll((i * 7) % GROUPS, 2);
-      r.onsuccess = () => { for (const v of r.result) sum += v.g + v.name.length; };
-      await done(tx);
-    }
-    return sum;
-  });
+  };
+  await step('cursorEachTx', () => eachTx((index, g) => index.openCursor(g), (c) => c.primaryKey));
+  await step('getAllEachTx', () => eachTx((index, g) => index.getAll(g, 2),
+    (values) => values.reduce((a, v) => a + v.g + v.name.length, 0)));
   db.close();
   return out;
 }

@@ -1785,10 +1785,9 @@ mod tests {
         assert!(options.iter().any(|o| o == "THREADSAFE=1"), "{options:?}");
     }
 
-    /// A kept statement in use further up the stack (here, a record read from inside the
-    /// reading of another) is not taken twice: the inner use gets its own statement.
-    #[test]
-    fn a_kept_statement_in_use_is_not_shared() {
+    /// A new database file with object store "s" (its id returned), in a writing
+    /// transaction; the directory goes when the first value is dropped.
+    fn writing_on_a_new_store() -> (tempfile::TempDir, crate::backend::Connection, i64) {
         let dir = tempfile::tempdir().unwrap();
         let conn = open(&dir.path().join("db.sqlite")).unwrap();
         conn.initialize(&Utf16String::from("db")).unwrap();
@@ -1796,6 +1795,14 @@ mod tests {
         let store = conn
             .insert_store(&Utf16String::from("s"), None, false)
             .unwrap();
+        (dir, conn, store)
+    }
+
+    /// A kept statement in use further up the stack (here, a record read from inside the
+    /// reading of another) is not taken twice: the inner use gets its own statement.
+    #[test]
+    fn a_kept_statement_in_use_is_not_shared() {
+        let (_dir, conn, store) = writing_on_a_new_store();
         conn.put_record(store, b"a", b"first").unwrap();
         conn.put_record(store, b"b", b"second").unwrap();
         let mut seen = Vec::new();
@@ -1823,13 +1830,7 @@ mod tests {
     /// the plan, unless the connection has the query planner stability guarantee).
     #[test]
     fn cursor_steps_do_not_prepare_their_statement_again() {
-        let dir = tempfile::tempdir().unwrap();
-        let conn = open(&dir.path().join("db.sqlite")).unwrap();
-        conn.initialize(&Utf16String::from("db")).unwrap();
-        conn.begin_write(false).unwrap();
-        let store = conn
-            .insert_store(&Utf16String::from("s"), None, false)
-            .unwrap();
+        let (_dir, conn, store) = writing_on_a_new_store();
         for k in [b"a", b"b", b"c", b"d", b"e"] {
             conn.put_record(store, k, b"v").unwrap();
         }
