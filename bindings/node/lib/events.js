@@ -12,11 +12,10 @@ const BUBBLING_PHASE = 3;
 
 const state = Symbol('state');
 const listeners = Symbol('listeners');
-const handlers = Symbol('handlers');
 
 /** An event of this package: `target` stays the object it was fired at while it propagates. */
 class IDBEvent extends Event {
-  constructor(type, init = {}) {
+  constructor(type, init) {
     super(type, init);
     initEvent(this);
   }
@@ -78,10 +77,20 @@ function copyMembers(from, to) {
 }
 
 function flatten(options) {
+  if (options === undefined) return NO_OPTIONS;
   if (typeof options === 'boolean') return { capture: options, once: false, passive: false };
   const o = options || {};
   return { capture: !!o.capture, once: !!o.once, passive: !!o.passive };
 }
+
+const NO_OPTIONS = Object.freeze({ capture: false, once: false, passive: false });
+
+// An event target's listeners, of every type, are one list in the order they were added (null
+// until the first): each `{ type, callback, capture, once, passive, removed, fn }`. An `on…`
+// handler is a listener of its own kind, with `callback` null and the handler in `fn`: it
+// keeps its place from when it was first set, and no removeEventListener call can reach it.
+// Most requests get one handler and nothing else, so this costs them one array and one
+// record.
 
 /**
  * The EventTarget members of every IndexedDB object. Listeners and `on…` handlers run in the
@@ -94,18 +103,23 @@ const eventTargetMembers = {
   addEventListener(type, callback, options) {
     if (callback === null || callback === undefined) return;
     const { capture, once, passive } = flatten(options);
-    if (this[listeners] === null) this[listeners] = new Map();
-    let list = this[listeners].get(type);
-    if (!list) this[listeners].set(type, (list = []));
-    if (list.some((l) => l.callback === callback && l.capture === capture)) return;
-    list.push({ callback, capture, once, passive, removed: false });
+    const record = { type, callback, capture, once, passive, removed: false, fn: null };
+    const list = this[listeners];
+    if (list === null) {
+      this[listeners] = [record];
+      return;
+    }
+    // On an interface's prototype the list is undefined: WebIDL's brand check throws a TypeError.
+    for (const l of list) if (l.type === type && l.callback === callback && l.capture === capture) return;
+    list.push(record);
   },
 
   removeEventListener(type, callback, options) {
+    if (callback === null || callback === undefined) return;
     const { capture } = flatten(options);
-    const list = entryOf(this[listeners], type);
-    if (!list) return;
-    const i = list.findIndex((l) => l.callback === callback && l.capture === capture);
+    const list = this[listeners];
+    if (list === null) return;
+    const i = list.findIndex((l) => l.type === type && l.callback === callback && l.capture === capture);
     if (i >= 0) {
       list[i].removed = true;
       list.splice(i, 1);
@@ -156,22 +170,21 @@ function defineEventTarget(cls) {
   }
 }
 
-/**
- * Sets up the listeners of an event target made without a constructor (`Object.create`);
- * their maps are made on first use, since most requests get one handler or none.
- */
+/** Sets up the listeners of an event target made without a constructor (`Object.create`). */
 function initEventTarget(o) {
   o[listeners] = null;
-  o[handlers] = null;
 }
 
 /**
- * The entry for `type` of an event target's listener or handler map, made on first use (null
- * before). On an object that is no event target of this package (an interface's prototype)
- * the map is undefined, and this throws the TypeError WebIDL's brand check asks for.
+ * The `on<type>` handler's record of `target`, or undefined. On an object that is no event
+ * target of this package (an interface's prototype) the list is undefined, and this throws
+ * the TypeError WebIDL's brand check asks for.
  */
-function entryOf(map, type) {
-  return map === null ? undefined : map.get(type);
+function handlerOf(target, type) {
+  const list = target[listeners];
+  if (list === null) return undefined;
+  for (const l of list) if (l.callback === null && l.type === type) return l;
+  return undefined;
 }
 
 /** Defines `on<type>` event handler attributes on a class. */
@@ -180,24 +193,20 @@ function defineHandlers(cls, types) {
     const name = `on${type}`;
     const accessors = {
       get [name]() {
-        const h = entryOf(this[handlers], type);
+        const h = handlerOf(this, type);
         return h ? h.fn : null;
       },
       set [name](fn) {
-        let h = entryOf(this[handlers], type);
+        const h = handlerOf(this, type);
         if (typeof fn !== 'function' && (typeof fn !== 'object' || fn === null)) fn = null;
-        if (!h) {
-          if (fn === null) return;
-          h = { fn, callback: null };
-          h.callback = function (event) {
-            return typeof h.fn === 'function' ? h.fn.call(this, event) : undefined;
-          };
-          if (this[handlers] === null) this[handlers] = new Map();
-          this[handlers].set(type, h);
-          this.addEventListener(type, h.callback);
-        } else {
+        if (h) {
           h.fn = fn;
+          return;
         }
+        if (fn === null) return;
+        const record = { type, callback: null, capture: false, once: false, passive: false, removed: false, fn };
+        if (this[listeners] === null) this[listeners] = [record];
+        else this[listeners].push(record);
       },
     };
     Object.defineProperty(cls.prototype, name, { ...Object.getOwnPropertyDescriptor(accessors, name), enumerable: true });
@@ -210,17 +219,24 @@ function defineHandlers(cls, types) {
  */
 function* invoke(target, event, phase) {
   const s = event[state];
-  const list = target[listeners] && target[listeners].get(event.type);
-  if (!list || list.length === 0) return;
+  const all = target[listeners];
+  if (!all) return;
+  // The listeners of this type as they are now: those added during the dispatch do not run.
+  const type = event.type;
+  let list = null;
+  for (const l of all) if (l.type === type) (list === null ? (list = [l]) : list.push(l));
+  if (list === null) return;
   s.currentTarget = target;
-  for (const l of list.slice()) {
+  for (const l of list) {
     if (l.removed) continue;
     if (phase === CAPTURING_PHASE && !l.capture) continue;
     if (phase === BUBBLING_PHASE && l.capture) continue;
-    if (l.once) target.removeEventListener(event.type, l.callback, { capture: l.capture });
+    if (l.once) target.removeEventListener(type, l.callback, { capture: l.capture });
     s.passive = l.passive;
     try {
-      if (typeof l.callback === 'function') l.callback.call(target, event);
+      if (l.callback === null) {
+        if (typeof l.fn === 'function') l.fn.call(target, event);
+      } else if (typeof l.callback === 'function') l.callback.call(target, event);
       else {
         // A callback interface object: its handleEvent must be callable (WebIDL "call a user
         // object's operation"), else the TypeError is reported like a thrown exception.
@@ -248,18 +264,19 @@ function* dispatchSteps(event, path) {
   s.path = path;
   s.dispatching = true;
   s.threw = false;
+  // (A target with no listener at all is passed over without making its invoke's generator.)
   for (let i = path.length - 1; i >= 1 && !s.stop; i--) {
     s.phase = CAPTURING_PHASE;
-    yield* invoke(path[i], event, CAPTURING_PHASE);
+    if (path[i][listeners]) yield* invoke(path[i], event, CAPTURING_PHASE);
   }
   if (!s.stop) {
     s.phase = AT_TARGET;
-    yield* invoke(path[0], event, AT_TARGET);
+    if (path[0][listeners]) yield* invoke(path[0], event, AT_TARGET);
   }
   if (event.bubbles) {
     for (let i = 1; i < path.length && !s.stop; i++) {
       s.phase = BUBBLING_PHASE;
-      yield* invoke(path[i], event, BUBBLING_PHASE);
+      if (path[i][listeners]) yield* invoke(path[i], event, BUBBLING_PHASE);
     }
   }
   s.phase = NONE;

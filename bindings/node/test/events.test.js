@@ -258,3 +258,43 @@ test('Node\'s own EventTarget methods keep separate state per request', async ()
   await finished(tx);
   db.close();
 });
+
+test('on… handlers keep the place they were first set among listeners; removal, once and duplicates', async () => {
+  const { db } = await withStore();
+  const tx = db.transaction('s');
+  const rq = tx.objectStore('s').get(1);
+  const seen = [];
+  const first = () => seen.push('first');
+  rq.addEventListener('success', first);
+  rq.addEventListener('success', first); // the same listener again: ignored
+  rq.onsuccess = () => seen.push('handler 1');
+  rq.addEventListener('success', () => seen.push('once'), { once: true });
+  rq.addEventListener('success', () => seen.push('capture'), true);
+  rq.addEventListener('error', () => seen.push('error listener'));
+  rq.onsuccess = () => seen.push('handler 2'); // replaces the handler, in its place
+  rq.removeEventListener('success', null); // reaches no handler
+  rq.addEventListener('success', (e) => {
+    seen.push('last');
+    // Added during the dispatch: does not run in it.
+    e.target.addEventListener('success', () => seen.push('added late'));
+  });
+  assert.equal(typeof rq.onsuccess, 'function');
+  assert.equal(rq.onerror, null);
+  await finished(tx);
+  assert.deepEqual(seen, ['first', 'handler 2', 'once', 'capture', 'last']);
+  // A handler set to null stays registered, silent, and keeps its place when set again.
+  const rq2 = db.transaction('s').objectStore('s').get(2);
+  const seen2 = [];
+  rq2.onsuccess = () => seen2.push('handler a');
+  rq2.addEventListener('success', () => seen2.push('listener'));
+  rq2.onsuccess = null;
+  assert.equal(rq2.onsuccess, null);
+  rq2.onsuccess = () => seen2.push('handler b');
+  rq2.onsuccess = 'not callable';
+  assert.equal(rq2.onsuccess, null);
+  rq2.onsuccess = () => seen2.push('handler c');
+  await finished(rq2.transaction);
+  assert.deepEqual(seen2, ['handler c', 'listener']);
+  assert.throws(() => Object.getPrototypeOf(rq).addEventListener('success', first), TypeError);
+  db.close();
+});
