@@ -4,7 +4,7 @@
 // transaction, is a task of its own; tasks run one at a time in the order queued, and after
 // each listener of an event the microtasks it queued run before the next listener.
 
-const { dispatchSteps } = require('./events.js');
+const { DispatchSteps } = require('./events.js');
 const { Fifo } = require('./fifo.js');
 
 /**
@@ -65,7 +65,7 @@ function runTask() {
   let steps = null;
   try {
     if (task.run !== undefined) task.run();
-    else if (task.begin === undefined || task.begin() !== false) steps = dispatchSteps(task.event, task.path);
+    else if (task.begin === undefined || task.begin() !== false) steps = new DispatchSteps(task.event, task.path);
   } finally {
     if (steps === null) afterMicrotasks(runTask);
   }
@@ -74,13 +74,12 @@ function runTask() {
 
 /** Runs the event's next listener, then the next one once its microtasks have run; at the end, `done`. */
 function runListener(task, steps) {
-  const next = steps.next();
-  if (!next.done) {
+  if (steps.step()) {
     afterMicrotasks(() => runListener(task, steps));
     return;
   }
   try {
-    if (task.done !== undefined) task.done(next.value);
+    if (task.done !== undefined) task.done(steps.result);
   } finally {
     afterMicrotasks(runTask);
   }

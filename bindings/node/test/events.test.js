@@ -298,3 +298,34 @@ test('on… handlers keep the place they were first set among listeners; removal
   assert.throws(() => Object.getPrototypeOf(rq).addEventListener('success', first), TypeError);
   db.close();
 });
+
+test('an error event: capture from the connection, the target, then bubbling; stopPropagation and stopImmediatePropagation end it where they should', async () => {
+  const { db } = await withStore();
+  const order = async (stopAt) => {
+    const seen = [];
+    const tx = db.transaction('s', 'readwrite');
+    const log = (where, stop) => (e) => {
+      seen.push(`${where} ${e.eventPhase}`);
+      if (where === stopAt) stop(e);
+    };
+    const stopImmediate = (e) => e.stopImmediatePropagation();
+    const stop = (e) => e.stopPropagation();
+    db.addEventListener('error', log('capture db', stop), true);
+    tx.addEventListener('error', log('capture tx', stop), true);
+    tx.addEventListener('error', log('bubble tx', stop));
+    db.addEventListener('error', log('bubble db', stop));
+    const rq = tx.objectStore('s').add('again', 1); // key 1 exists: ConstraintError
+    rq.addEventListener('error', log('target 1', stopImmediate));
+    rq.onerror = log('target 2', stop);
+    rq.addEventListener('error', (e) => { seen.push(`target 3 ${e.eventPhase}`); e.preventDefault(); });
+    await new Promise((resolve) => { tx.oncomplete = resolve; tx.onabort = resolve; });
+    return seen;
+  };
+  assert.deepEqual(await order(null), [
+    'capture db 1', 'capture tx 1', 'target 1 2', 'target 2 2', 'target 3 2', 'bubble tx 3', 'bubble db 3',
+  ]);
+  assert.deepEqual(await order('capture tx'), ['capture db 1', 'capture tx 1']);
+  assert.deepEqual(await order('target 1'), ['capture db 1', 'capture tx 1', 'target 1 2']);
+  assert.deepEqual(await order('target 2'), ['capture db 1', 'capture tx 1', 'target 1 2', 'target 2 2', 'target 3 2']);
+  db.close();
+});
