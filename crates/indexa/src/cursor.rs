@@ -12,7 +12,7 @@ use std::sync::OnceLock;
 
 use serde::de::DeserializeOwned;
 
-use crate::backend::{IndexStep, RawEntry, StorageConnection};
+use crate::backend::{IndexStep, StorageConnection};
 use crate::error::{Error, Result};
 use crate::key::Key;
 use crate::key_encoding::{decode_key, encode_key};
@@ -118,21 +118,30 @@ struct Position {
     /// cursor read with [`Cursor::value_as`], by the first [`Cursor::value`] at this position.
     decoded: OnceLock<Value>,
     encoded_key: Vec<u8>,
-    encoded_primary_key: Vec<u8>,
+    /// `None` on a store cursor, whose key is the primary key.
+    encoded_primary_key: Option<Vec<u8>>,
 }
 
-/// Decodes a row into a position. A store's rows carry the primary key twice; it is decoded
-/// once. The value is decoded unless `typed`: a typed read decodes (and so checks) the bytes
-/// itself, so checking them here too would read every value twice.
-fn position_of(
-    (encoded_key, encoded_primary_key, value): RawEntry,
-    typed: bool,
-) -> Result<Position> {
+impl Position {
+    fn encoded_primary_key(&self) -> &[u8] {
+        self.encoded_primary_key
+            .as_deref()
+            .unwrap_or(&self.encoded_key)
+    }
+}
+
+/// A row a cursor read: the encoded key, the encoded primary key (`None` on a store cursor,
+/// whose key is the primary key: the row holds it once), and the stored value's bytes when
+/// they were read.
+type Row = (Vec<u8>, Option<Vec<u8>>, Option<Vec<u8>>);
+
+/// Decodes a row into a position. The value is decoded unless `typed`: a typed read decodes
+/// (and so checks) the bytes itself, so checking them here too would read every value twice.
+fn position_of((encoded_key, encoded_primary_key, value): Row, typed: bool) -> Result<Position> {
     let key = decode_key(&encoded_key).map_err(corrupt)?;
-    let primary_key = if encoded_primary_key == encoded_key {
-        key.clone()
-    } else {
-        decode_key(&encoded_primary_key).map_err(corrupt)?
+    let primary_key = match &encoded_primary_key {
+        None => key.clone(),
+        Some(pk) => decode_key(pk).map_err(corrupt)?,
     };
     let decoded = OnceLock::new();
     if let (Some(bytes), false) = (&value, typed) {
@@ -190,7 +199,7 @@ fn next_batch_size(doubled: u32, rows: usize, bytes: usize) -> u32 {
 /// while the transaction has written nothing since they were read ([`Transaction::writes`]).
 #[derive(Debug, Clone, Default)]
 struct ReadAhead {
-    rows: VecDeque<RawEntry>,
+    rows: VecDeque<Row>,
     /// The transaction's write count when `rows` were read.
     writes: u64,
     /// True when the last read reached the end of the range: nothing lies beyond `rows`.
@@ -381,7 +390,7 @@ impl Cursor {
         let target = (k.as_slice(), pk.as_slice());
         let here = (
             position.encoded_key.as_slice(),
-            position.encoded_primary_key.as_slice(),
+            position.encoded_primary_key(),
         );
         let behind = if self.direction.is_reverse() {
             target >= here
@@ -502,9 +511,9 @@ impl Cursor {
         key: Option<&[u8]>,
         primary_key: Option<&[u8]>,
         count: u32,
-    ) -> Result<Option<RawEntry>> {
+    ) -> Result<Option<Row>> {
         let conn = tx.conn()?;
-        let mut last: Option<RawEntry> = None;
+        let mut last: Option<Row> = None;
         for step in 0..count {
             let (key, primary_key) = if step == 0 {
                 (key, primary_key)
@@ -512,8 +521,8 @@ impl Cursor {
                 (None, None)
             };
             let here = match &last {
-                Some((k, pk, _)) => Some((k.as_slice(), pk.as_slice())),
-                None => old.map(|p| (p.encoded_key.as_slice(), p.encoded_primary_key.as_slice())),
+                Some((k, pk, _)) => Some((k.as_slice(), pk.as_deref().unwrap_or(k))),
+                None => old.map(|p| (p.encoded_key.as_slice(), p.encoded_primary_key())),
             };
             let next = if key.is_none() && !self.direction.is_unique() {
                 self.next_read_ahead(&*conn, tx.writes(), here)?
@@ -537,7 +546,7 @@ impl Cursor {
         conn: &dyn StorageConnection,
         writes: u64,
         here: Option<(&[u8], &[u8])>,
-    ) -> Result<Option<RawEntry>> {
+    ) -> Result<Option<Row>> {
         if self.ahead.writes == writes {
             if let Some(row) = self.ahead.rows.pop_front() {
                 return Ok(Some(row));
@@ -551,7 +560,9 @@ impl Cursor {
         let mut rows = self.step(conn, here, None, None, batch)?;
         let bytes = rows
             .iter()
-            .map(|(k, pk, v)| k.len() + pk.len() + v.as_ref().map_or(0, Vec::len))
+            .map(|(k, pk, v)| {
+                k.len() + pk.as_ref().map_or(0, Vec::len) + v.as_ref().map_or(0, Vec::len)
+            })
             .sum();
         self.ahead.next_batch = next_batch_size(self.ahead.next_batch, rows.len(), bytes);
         self.ahead.at_end = rows.len() < batch as usize;
@@ -570,7 +581,7 @@ impl Cursor {
         key: Option<&[u8]>,
         primary_key: Option<&[u8]>,
         limit: u32,
-    ) -> Result<VecDeque<RawEntry>> {
+    ) -> Result<VecDeque<Row>> {
         let descending = self.direction.is_reverse();
         let with_value = !self.key_only;
         let Some(index_id) = self.source.index_id else {
@@ -585,7 +596,7 @@ impl Cursor {
                     limit,
                 )?
                 .into_iter()
-                .map(|(k, v)| (k.clone(), k, v))
+                .map(|(k, v)| (k, None, v))
                 .collect());
         };
         let step = if self.direction.is_unique() {
@@ -613,15 +624,18 @@ impl Cursor {
             limit,
         )?;
         if self.direction != CursorDirection::PrevUnique {
-            return Ok(entries.into());
+            return Ok(entries
+                .into_iter()
+                .map(|(k, pk, v)| (k, Some(pk), v))
+                .collect());
         }
         // prevunique lands on the lowest primary key of the index key found.
         let mut out = VecDeque::new();
         for (k, _, _) in entries {
-            if let Some(entry) =
+            if let Some((k, pk, v)) =
                 conn.first_entry_with_key(index_id, self.source.store_id, &k, with_value)?
             {
-                out.push_back(entry);
+                out.push_back((k, Some(pk), v));
             }
         }
         Ok(out)
