@@ -404,6 +404,12 @@ impl<'a> Reader<'a> {
         let start = self.pos;
         let len = self.count(1, 0)?;
         let bytes = self.take(len)?;
+        // Most names and strings are short and ASCII: checked byte by byte, that costs a
+        // fraction of the general UTF-8 check.
+        if bytes.is_ascii() {
+            // SAFETY: ASCII bytes are UTF-8.
+            return Ok(Ok(unsafe { std::str::from_utf8_unchecked(bytes) }));
+        }
         match std::str::from_utf8(bytes) {
             Ok(s) => Ok(Ok(s)),
             Err(_) => wtf8_to_units(bytes)
