@@ -76,6 +76,8 @@ function copyMembers(from, to) {
   }
 }
 
+const NO_OPTIONS = Object.freeze({ capture: false, once: false, passive: false });
+
 function flatten(options) {
   if (options === undefined) return NO_OPTIONS;
   if (typeof options === 'boolean') return { capture: options, once: false, passive: false };
@@ -83,14 +85,18 @@ function flatten(options) {
   return { capture: !!o.capture, once: !!o.once, passive: !!o.passive };
 }
 
-const NO_OPTIONS = Object.freeze({ capture: false, once: false, passive: false });
-
 // An event target's listeners, of every type, are one list in the order they were added (null
 // until the first): each `{ type, callback, capture, once, passive, removed, fn }`. An `on…`
 // handler is a listener of its own kind, with `callback` null and the handler in `fn`: it
 // keeps its place from when it was first set, and no removeEventListener call can reach it.
 // Most requests get one handler and nothing else, so this costs them one array and one
 // record.
+
+/** Appends `record` to the listeners of `target` (made with the first). */
+function addRecord(target, record) {
+  if (target[listeners] === null) target[listeners] = [record];
+  else target[listeners].push(record);
+}
 
 /**
  * The EventTarget members of every IndexedDB object. Listeners and `on…` handlers run in the
@@ -103,23 +109,19 @@ const eventTargetMembers = {
   addEventListener(type, callback, options) {
     if (callback === null || callback === undefined) return;
     const { capture, once, passive } = flatten(options);
-    const record = { type, callback, capture, once, passive, removed: false, fn: null };
     const list = this[listeners];
-    if (list === null) {
-      this[listeners] = [record];
-      return;
-    }
     // On an interface's prototype the list is undefined: WebIDL's brand check throws a TypeError.
-    for (const l of list) if (l.type === type && l.callback === callback && l.capture === capture) return;
-    list.push(record);
+    if (list !== null && list.some((l) => l.type === type && l.callback === callback && l.capture === capture)) return;
+    addRecord(this, { type, callback, capture, once, passive, removed: false, fn: null });
   },
 
   removeEventListener(type, callback, options) {
-    if (callback === null || callback === undefined) return;
     const { capture } = flatten(options);
     const list = this[listeners];
     if (list === null) return;
-    const i = list.findIndex((l) => l.type === type && l.callback === callback && l.capture === capture);
+    // A null callback matches nothing (a handler's record has none); on an interface's
+    // prototype the list is undefined and this throws the brand check's TypeError.
+    const i = list.findIndex((l) => l.callback !== null && l.callback === callback && l.type === type && l.capture === capture);
     if (i >= 0) {
       list[i].removed = true;
       list.splice(i, 1);
@@ -204,9 +206,7 @@ function defineHandlers(cls, types) {
           return;
         }
         if (fn === null) return;
-        const record = { type, callback: null, capture: false, once: false, passive: false, removed: false, fn };
-        if (this[listeners] === null) this[listeners] = [record];
-        else this[listeners].push(record);
+        addRecord(this, { type, callback: null, capture: false, once: false, passive: false, removed: false, fn });
       },
     };
     Object.defineProperty(cls.prototype, name, { ...Object.getOwnPropertyDescriptor(accessors, name), enumerable: true });
@@ -296,7 +296,11 @@ class DispatchSteps {
     if (!all) return false;
     const type = this.event.type;
     let list = null;
-    for (const l of all) if (l.type === type) (list === null ? (list = [l]) : list.push(l));
+    for (const l of all) {
+      if (l.type !== type) continue;
+      if (list === null) list = [];
+      list.push(l);
+    }
     if (list === null) return false;
     s.currentTarget = target;
     this.list = list;
