@@ -120,11 +120,21 @@ function plainStep(cursor, count) {
   const ci = cursor[internal];
   beginStep(cursor);
   let a = ci.ahead;
-  if (a !== null && a.at === a.rows.length && ci.more !== null && ci.more.rows !== undefined) {
-    // The rows are stepped through and those read on beyond them have arrived.
-    a = ci.more.rows === null ? a : { rows: ci.more.rows, at: 1 };
-    ci.ahead = a;
-    ci.more = null;
+  const more = ci.more;
+  if (a !== null && a.at === a.rows.length && more !== null) {
+    // The rows are stepped through.
+    if (more.rows !== undefined) {
+      // Those read on beyond them have arrived.
+      a = more.rows === null ? a : { rows: more.rows, at: 1 };
+      ci.ahead = a;
+      ci.more = null;
+    } else if (count === 1 && ci.tx[internal].pending === 0) {
+      // Those read on beyond them are on their way: the step takes the first of them when
+      // they arrive (see `takeWaitedRow`) rather than asking the worker to read them again.
+      more.waiting = true;
+      ci.tx[internal].pending++;
+      return;
+    }
   }
   if (a !== null) {
     const left = (a.rows.length - a.at) / 3;
@@ -170,13 +180,46 @@ function serveStep(cursor, count, left) {
  */
 function readMore(cursor) {
   const ci = cursor[internal];
-  const more = { rows: undefined };
+  // `waiting`: a step waits for these rows (nothing else of the transaction was pending).
+  const more = { rows: undefined, waiting: false };
   ci.more = more;
   const batch = ci.nextBatch;
   ci.nextBatch = Math.min(batch * 2, MAX_READ_AHEAD);
   ci.tx[internal].db[internal].conn.submit('cursorReadAhead', [ci.id, batch], (err, rows) => {
-    if (ci.more === more) more.rows = err === null ? rows : null;
+    if (more.waiting) takeWaitedRow(cursor, more, err, rows);
+    else if (ci.more === more) more.rows = err === null ? rows : null;
   });
+}
+
+/**
+ * The step that waited for the rows read on (`more`) moves to the first of them, or past the
+ * end when there are none (the worker reads none only at the end); it fails with the read's
+ * error when the read failed before its first row (the row the step moves to). Replies come
+ * in the order the calls were made, so the step settles after the requests placed before it
+ * and before those placed after it. When a write was placed meanwhile (the rows were
+ * dropped, and the worker's cursor was caught up over this step too: `dropReadAhead`), the
+ * rest of the rows is not kept.
+ */
+function takeWaitedRow(cursor, more, err, rows) {
+  const ci = cursor[internal];
+  const kept = ci.more === more;
+  if (err !== null) {
+    if (kept) forgetRows(cursor);
+    settle(ci.tx, ci.request, undefined, err, rows);
+    return;
+  }
+  if (rows === null) {
+    if (kept) forgetRows(cursor);
+    settle(ci.tx, ci.request, () => positioned(cursor, null, 0), null, undefined);
+    return;
+  }
+  if (kept) {
+    ci.ahead = { rows, at: 4 };
+    ci.more = null;
+    ci.skipped++;
+    if (!rows[0]) readMore(cursor);
+  }
+  settle(ci.tx, ci.request, () => positioned(cursor, rows, 1), null, undefined);
 }
 
 /** A cursor step through the worker, reading the next batch of rows ahead. */

@@ -14,11 +14,13 @@
 // `cursorSync`, so the engine cursor catches up while the records are still the ones that
 // were read. At the first step served from a batch, the cursor asks the worker for the rows
 // beyond it (`cursorReadAhead`, kept in `more`), so the worker reads them while Node's thread
-// steps through these; they are forgotten with the rows. The steps themselves are in
-// IDBCursor.js.
+// steps through these; they are forgotten with the rows. A plain step that finds the rows
+// stepped through before those read on have arrived waits for them, when nothing else of the
+// transaction is pending (its reply then comes in request order), rather than asking the
+// worker to read them again. The steps themselves are in IDBCursor.js.
 
 const { internal } = require('./internal.js');
-const { queueTask, inTask } = require('./tasks.js');
+const { inTask } = require('./tasks.js');
 
 /** The most records a cursor step reads. */
 const MAX_READ_AHEAD = 256;
@@ -63,22 +65,18 @@ function servedStepFitsTurn() {
 }
 
 /**
- * Queues `run`, which fires the success event of a step of `ti` served from read-ahead rows.
- * Called within one of the package's tasks (a success event's dispatch, say), it is a task
- * queued behind that one (tasks.js: a task of its own, after the transaction went inactive)
- * while the turn's budget lasts; otherwise it runs from `setImmediate`. A reply of a request
- * placed after the step runs it first (`runServedStep`).
+ * Runs or schedules `run`, which settles a step of `ti` served from read-ahead rows (its
+ * success event fires in a task of its own). Called within one of the package's tasks (a
+ * success event's dispatch, say), `run` queues that task at once, behind the running one
+ * (tasks.js), while the turn's budget lasts; otherwise `run` waits for `setImmediate`, and a
+ * reply of a request placed after the step runs it first (`runServedStep`).
  */
 function scheduleServedStep(ti, run) {
-  const served = { run, immediate: null };
-  ti.servedStep = served;
   if (inTask() && servedStepFitsTurn()) {
-    queueTask(() => {
-      if (ti.servedStep === served) runServedStep(ti);
-    });
-  } else {
-    served.immediate = setImmediate(() => runServedStep(ti));
+    run();
+    return;
   }
+  ti.servedStep = { run, immediate: setImmediate(() => runServedStep(ti)) };
 }
 
 /** Fires the success event of the step served from read-ahead rows, if it has not fired yet. */
@@ -86,7 +84,7 @@ function runServedStep(ti) {
   const served = ti.servedStep;
   if (served === null) return;
   ti.servedStep = null;
-  if (served.immediate !== null) clearImmediate(served.immediate);
+  clearImmediate(served.immediate);
   served.run();
 }
 

@@ -58,9 +58,11 @@ function dropReadAhead(tx) {
   for (const cursor of ti.readAhead) {
     const ci = cursor[internal];
     if (ci.ahead.at < ci.ahead.rows.length) ci.nextBatch = 1;
-    if (ci.skipped > 0) {
+    // A step waiting for the rows read on (IDBCursor.js) takes one of them, before this write.
+    const skipped = ci.skipped + (ci.more !== null && ci.more.waiting ? 1 : 0);
+    if (skipped > 0) {
       ti.pending++;
-      ti.db[internal].conn.submit('cursorSync', [ci.id, ci.skipped], (err, message) => settleCall(tx, err, message));
+      ti.db[internal].conn.submit('cursorSync', [ci.id, skipped], (err, message) => settleCall(tx, err, message));
     }
     ci.ahead = null;
     ci.skipped = 0;

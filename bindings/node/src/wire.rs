@@ -44,7 +44,7 @@ use indexa::{
 };
 
 use crate::convert::{engine_error, named_error, CLONE_FIELD};
-use crate::worker::{Payload, Reply, Row, StoreInfo};
+use crate::worker::{Payload, Reply, Rows, StoreInfo};
 
 pub const KIND_VALUE: u8 = 0;
 pub const KIND_VALUES: u8 = 1;
@@ -99,7 +99,7 @@ fn payload(out: &mut Vec<u8>, payload: Payload) {
     match payload {
         Payload::Values(v, inject, single) => values(out, &v, inject.as_ref(), single),
         Payload::Records(r, inject) => records(out, &r, inject.as_ref()),
-        Payload::Rows(r, at_end, inject) => rows(out, &r, at_end, inject.as_ref()),
+        Payload::Rows(r, at_end) => rows(out, &r, at_end),
         Payload::Keys(keys) => {
             let mut w = Writer::new(out, KIND_VALUES, keys.len());
             for k in &keys {
@@ -156,16 +156,27 @@ pub fn records(out: &mut Vec<u8>, records: &[Record], inject: Option<&KeyPath>) 
 }
 
 /// Appends a cursor step's rows to `out`.
-pub fn rows(out: &mut Vec<u8>, rows: &[Row], at_end: bool, inject: Option<&KeyPath>) {
-    let mut w = Writer::new(out, KIND_ROWS, rows.len());
+pub fn rows(out: &mut Vec<u8>, rows: &Rows, at_end: bool) {
+    let w = Writer::new(out, KIND_ROWS, rows.count);
     w.0.push(u8::from(at_end));
-    for (key, primary_key, value) in rows {
-        w.key(key);
-        w.key(primary_key);
-        match value {
-            Some(v) => w.stored_value(v, inject),
-            None => w.0.push(TAG_UNDEFINED),
-        }
+    w.0.extend_from_slice(&rows.bytes);
+}
+
+/// Appends one row of a cursor step (see [`rows`]) to `out`: `key`, `primary_key`, and
+/// `value` as stored (`inject` as for [`values`]), or `undefined` for a key cursor's row.
+pub fn row(
+    out: &mut Vec<u8>,
+    key: &Key,
+    primary_key: &Key,
+    value: Option<&Value>,
+    inject: Option<&KeyPath>,
+) {
+    let mut w = Writer(out);
+    w.key(key);
+    w.key(primary_key);
+    match value {
+        Some(v) => w.stored_value(v, inject),
+        None => w.0.push(TAG_UNDEFINED),
     }
 }
 

@@ -57,6 +57,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Condvar, Mutex, MutexGuard, OnceLock, TryLockError};
 use std::time::{Duration, Instant};
 
+use crate::wire;
 use indexa::{
     Cursor, CursorDirection, Database, Durability, Error, Factory, Key, KeyPath, KeyRange, Query,
     Record, Transaction, TransactionMode, Utf16String, Value, VersionChange,
@@ -242,8 +243,30 @@ pub struct IndexInfo {
     pub multi_entry: bool,
 }
 
-/// A record a cursor is on: key, primary key and (for value cursors) value.
-pub type Row = (Key, Key, Option<Value>);
+/// The records of a cursor step, in the form a reply carries them ([`wire::row`] per record:
+/// key, primary key and, for value cursors, value), written as the cursor reaches each record
+/// so that its key and value are not copied on the way.
+#[derive(Default)]
+pub struct Rows {
+    pub bytes: Vec<u8>,
+    /// How many records `bytes` holds.
+    pub count: usize,
+}
+
+impl Rows {
+    /// Appends the record `cursor` is on; false when it is past the end. `inject`: the key
+    /// path of a generated key to inject (see [`Payload::Values`]).
+    fn push(&mut self, cursor: &Cursor, inject: Option<&KeyPath>) -> indexa::Result<bool> {
+        let Some(key) = cursor.key() else {
+            return Ok(false);
+        };
+        let value = cursor.value()?;
+        let primary_key = cursor.primary_key().unwrap_or(key);
+        wire::row(&mut self.bytes, key, primary_key, value, inject);
+        self.count += 1;
+        Ok(true)
+    }
+}
 
 /// A successful result.
 pub enum Payload {
@@ -256,9 +279,9 @@ pub enum Payload {
     /// Records (`getAllRecords`), with the injection key path as for `Values`.
     Records(Vec<Record>, Option<KeyPath>),
     Count(u64),
-    /// The rows of a cursor step (empty: past the end), whether the last of them is the last
-    /// in the cursor's range and direction, and the injection key path as for `Values`.
-    Rows(Vec<Row>, bool, Option<KeyPath>),
+    /// The rows of a cursor step (none: past the end), and whether the last of them is the
+    /// last in the cursor's range and direction.
+    Rows(Rows, bool),
     Opened {
         old_version: Option<u64>,
         version: u64,
@@ -280,7 +303,7 @@ impl Reply {
             Ok(Payload::Values(v, _, _)) => v.len(),
             Ok(Payload::Keys(k)) => k.len(),
             Ok(Payload::Records(r, _)) => r.len(),
-            Ok(Payload::Rows(r, _, _)) => r.len(),
+            Ok(Payload::Rows(r, _)) => r.count,
             _ => 0,
         }
     }
@@ -300,6 +323,9 @@ struct OpenCursor {
     inject: Option<KeyPath>,
     /// Set while the last batch's rows beyond `cursor` may still be stepped through.
     scout: Option<Scout>,
+    /// The failure that ended the last batch's read ahead, which a read ahead asked for after
+    /// it meets again (the rows it would read start where that one failed).
+    failure: Option<Error>,
 }
 
 impl OpenCursor {
@@ -320,66 +346,92 @@ impl OpenCursor {
     /// The row the cursor is on, then up to `batch - 1` rows beyond it read by a clone of the
     /// cursor taking plain steps (kept as the scout). A failed read ahead ends the batch early
     /// without error: the step itself succeeded, and the next step from the JavaScript layer
-    /// meets the failure on the engine cursor.
+    /// meets the failure on the engine cursor (a read ahead asked for meanwhile, at once).
     fn rows(&mut self, t: &Transaction, batch: u32) -> indexa::Result<Payload> {
-        let mut rows: Vec<Row> = position(&self.cursor)?.into_iter().collect();
-        let mut at_end = rows.is_empty();
+        let inject = self.inject.as_ref();
+        let mut rows = Rows::default();
+        let mut at_end = !rows.push(&self.cursor, inject)?;
+        self.failure = None;
         if !at_end && batch > 1 {
             let mut scout = self.cursor.clone();
-            let ahead = read_on(&mut scout, t, &mut rows, batch as usize);
-            at_end = ahead == Ahead::AtEnd;
-            if ahead == Ahead::More {
-                self.scout = Some(Scout {
-                    cursor: scout,
-                    rows: rows.len() as u32 - 1,
-                });
+            match read_on(&mut scout, t, &mut rows, batch as usize, inject) {
+                Ahead::More => {
+                    self.scout = Some(Scout {
+                        cursor: scout,
+                        rows: rows.count as u32 - 1,
+                    })
+                }
+                Ahead::AtEnd => at_end = true,
+                Ahead::Failed(e) => self.failure = Some(e),
             }
         }
-        Ok(Payload::Rows(rows, at_end, self.inject.clone()))
+        Ok(Payload::Rows(rows, at_end))
     }
 
-    /// Up to `batch` rows beyond the scout's, read by moving the scout on; no rows when there
-    /// is no scout (the last batch reached the end, or a read ahead failed). The engine
-    /// cursor stays where it is: the rows continue the last batch's, so the steps the
-    /// JavaScript layer takes through them are counted as through that batch's.
-    fn read_more(&mut self, t: &Transaction, batch: u32) -> Payload {
-        let mut rows = Vec::new();
+    /// Up to `batch` rows beyond the scout's, read by moving the scout on; no rows when the
+    /// last batch reached the end. The engine cursor stays where it is: the rows continue the
+    /// last batch's, so the steps the JavaScript layer takes through them are counted as
+    /// through that batch's.
+    ///
+    /// # Errors
+    /// The failure of a read ahead that ends before its first row, or of the last batch's read
+    /// ahead (the first row this one would read is where that one failed): a step the
+    /// JavaScript layer has waiting for these rows fails with it.
+    fn read_more(&mut self, t: &Transaction, batch: u32) -> indexa::Result<Payload> {
+        if let Some(e) = &self.failure {
+            return Err(e.clone());
+        }
+        let mut rows = Rows::default();
         let mut at_end = false;
-        if let Some(scout) = self.scout.as_mut() {
-            let ahead = read_on(&mut scout.cursor, t, &mut rows, batch as usize);
-            scout.rows += rows.len() as u32;
-            at_end = ahead == Ahead::AtEnd;
-            if ahead != Ahead::More {
-                self.scout = None;
+        if let Some(mut scout) = self.scout.take() {
+            match read_on(
+                &mut scout.cursor,
+                t,
+                &mut rows,
+                batch as usize,
+                self.inject.as_ref(),
+            ) {
+                Ahead::More => {
+                    scout.rows += rows.count as u32;
+                    self.scout = Some(scout);
+                }
+                Ahead::AtEnd => at_end = true,
+                Ahead::Failed(e) if rows.count == 0 => return Err(e),
+                Ahead::Failed(e) => self.failure = Some(e),
             }
         }
-        Payload::Rows(rows, at_end, self.inject.clone())
+        Ok(Payload::Rows(rows, at_end))
     }
 }
 
 /// How a read ahead ended.
-#[derive(PartialEq)]
 enum Ahead {
     /// With `batch` rows; the scout is on the last one.
     More,
     /// At the end of the cursor's range.
     AtEnd,
-    /// A step or a read failed; the rows before it stand.
-    Failed,
+    /// A step or a read failed, with this error; the rows before it stand.
+    Failed(Error),
 }
 
-/// Moves `scout` on by plain steps, pushing each row it reaches onto `rows`, until `rows`
-/// holds `batch`. A failure ends the read without error: the rows read so far stand, and a
-/// step of the engine cursor meets the failure.
-fn read_on(scout: &mut Cursor, t: &Transaction, rows: &mut Vec<Row>, batch: usize) -> Ahead {
-    while rows.len() < batch {
-        if scout.continue_key(t, None).is_err() {
-            return Ahead::Failed;
+/// Moves `scout` on by plain steps, appending each record it reaches to `rows` (`inject` as
+/// for [`Rows::push`]), until `rows` holds `batch`. A failure ends the read: the rows read so
+/// far stand.
+fn read_on(
+    scout: &mut Cursor,
+    t: &Transaction,
+    rows: &mut Rows,
+    batch: usize,
+    inject: Option<&KeyPath>,
+) -> Ahead {
+    while rows.count < batch {
+        if let Err(e) = scout.continue_key(t, None) {
+            return Ahead::Failed(e);
         }
-        match position(scout) {
-            Ok(Some(row)) => rows.push(row),
-            Ok(None) => return Ahead::AtEnd,
-            Err(_) => return Ahead::Failed,
+        match rows.push(scout, inject) {
+            Ok(true) => {}
+            Ok(false) => return Ahead::AtEnd,
+            Err(e) => return Ahead::Failed(e),
         }
     }
     Ahead::More
@@ -524,17 +576,6 @@ fn schema_of(tx: &Transaction) -> indexa::Result<Vec<StoreInfo>> {
         });
     }
     Ok(stores)
-}
-
-fn position(cursor: &Cursor) -> indexa::Result<Option<Row>> {
-    let Some(k) = cursor.key() else {
-        return Ok(None);
-    };
-    Ok(Some((
-        k.clone(),
-        cursor.primary_key().cloned().unwrap_or_else(|| k.clone()),
-        cursor.value()?.cloned(),
-    )))
 }
 
 impl Op {
@@ -969,10 +1010,9 @@ impl Worker {
                 id,
                 self.step(cursor, skipped, batch, |c, t| c.advance(t, count)),
             ),
-            Op::ReadAhead { id, cursor, batch } => (
-                id,
-                self.with_cursor(cursor, |c, t| Ok(c.read_more(t, batch))),
-            ),
+            Op::ReadAhead { id, cursor, batch } => {
+                (id, self.with_cursor(cursor, |c, t| c.read_more(t, batch)))
+            }
             Op::SyncCursor {
                 id,
                 cursor,
@@ -1106,6 +1146,7 @@ impl Worker {
             cursor,
             inject,
             scout: None,
+            failure: None,
         };
         let rows = open.rows(t, 1)?;
         self.cursors.insert(id, open);

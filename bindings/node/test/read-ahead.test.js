@@ -403,3 +403,78 @@ test('read ahead: a timer runs during a run of steps served from one batch of ro
   assert.equal(seen.length, 400);
   assert.ok(timerAt !== null && timerAt < 254, `the timer ran at record ${timerAt}`);
 });
+
+/** Runs `run()` and counts the calls it makes into the addon, by method name. */
+async function countCalls(run) {
+  const { Connection } = require('../lib/connection.js');
+  const submit = Connection.prototype.submit;
+  const calls = {};
+  Connection.prototype.submit = function counted(method, ...rest) {
+    calls[method] = (calls[method] || 0) + 1;
+    return submit.call(this, method, ...rest);
+  };
+  try {
+    await run();
+  } finally {
+    Connection.prototype.submit = submit;
+  }
+  return calls;
+}
+
+test('read ahead: a scan reads each record once, each batch while the one before is stepped through', async () => {
+  const db = await numbers(3000);
+  const tx = db.transaction('s');
+  let seen;
+  const calls = await countCalls(async () => {
+    seen = await walk(tx.objectStore('s').openCursor(), (c) => c.continue());
+  });
+  await finished(tx);
+  assert.deepEqual(seen.map(([k]) => k), range(0, 3000));
+  assert.deepEqual(seen.map(([, , v]) => v), range(0, 3000).map((k) => ({ id: k, g: k })));
+  // The cursor opens on record 0; the first continue() reads records 1 and 2 through the
+  // worker; the rest come read ahead, in batches of 4, 8 … 256 (3 … 510), then nine more of
+  // 256 and one of 185 that ends the range. A step that finds its batch stepped through
+  // waits for the next one rather than asking the worker to read it again.
+  assert.deepEqual(calls, { openCursor: 1, cursorAdvance: 1, cursorReadAhead: 17 });
+});
+
+test('read ahead: a step that waits for rows read on completes in request order', async () => {
+  // Record 2 ends the first batch (records 1 and 2); the rows beyond it (3 … 6) were asked
+  // for at the step to record 2, so the continue() there waits for them.
+  const db = await numbers(40);
+  const tx = db.transaction('s');
+  const s = tx.objectStore('s');
+  const log = [];
+  await walk(s.openCursor(), (c) => {
+    log.push(`cursor ${c.key}`);
+    c.continue();
+    if (c.key === 2) s.get(2).onsuccess = (e) => log.push(`get ${e.target.result.id}`);
+  });
+  await finished(tx);
+  assert.deepEqual(log, [
+    'cursor 0', 'cursor 1', 'cursor 2', 'cursor 3', 'get 2',
+    ...range(4, 40).map((k) => `cursor ${k}`),
+  ]);
+});
+
+test('read ahead: a write placed while a step waits for rows read on comes after the step', async () => {
+  const db = await numbers(40);
+  const tx = db.transaction('s', 'readwrite');
+  const s = tx.objectStore('s');
+  const rows = await walk(s.openCursor(), (c) => {
+    c.continue();
+    if (c.key === 2) {
+      s.put({ id: 3, g: 'changed' });
+      s.delete(4);
+    }
+  });
+  await finished(tx);
+  const keys = [0, 1, 2, 3, ...range(5, 40)];
+  assert.deepEqual(rows.map(([k]) => k), keys);
+  // The step to record 3 was placed before the put: it shows the record as it was.
+  assert.deepEqual(rows.map(([, , v]) => v), keys.map((k) => ({ id: k, g: k })));
+  const after = db.transaction('s');
+  const three = after.objectStore('s').get(3);
+  await finished(after);
+  assert.deepEqual(three.result, { id: 3, g: 'changed' });
+});
