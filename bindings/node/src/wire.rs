@@ -39,8 +39,8 @@
 //! [`RANGE_UPPER_OPEN`]), then the lower bound's key if there is one, then the upper's.
 
 use indexa::{
-    extract_key_from_value_using_key_path, Key, KeyPath, KeyPathExtraction, KeyRange, Object,
-    Record, Utf16String, Value, MAX_KEY_DEPTH, MAX_VALUE_DEPTH,
+    extract_key_from_value_using_key_path, Cursor, Key, KeyPath, KeyPathExtraction, KeyRange,
+    Object, Record, StoredText, Utf16String, Value, MAX_KEY_DEPTH, MAX_VALUE_DEPTH,
 };
 
 use crate::convert::{engine_error, named_error, CLONE_FIELD};
@@ -162,21 +162,88 @@ pub fn rows(out: &mut Vec<u8>, rows: &Rows, at_end: bool) {
     w.0.extend_from_slice(&rows.bytes);
 }
 
-/// Appends one row of a cursor step (see [`rows`]) to `out`: `key`, `primary_key`, and
-/// `value` as stored (`inject` as for [`values`]), or `undefined` for a key cursor's row.
-pub fn row(
-    out: &mut Vec<u8>,
-    key: &Key,
-    primary_key: &Key,
-    value: Option<&Value>,
-    inject: Option<&KeyPath>,
-) {
+/// Appends the record `cursor` is on, as one row of a cursor step (see [`rows`]), to `out`:
+/// its key, its primary key, and its value (`undefined` for a key cursor's row) read straight
+/// from the stored bytes ([`Transcoder`]), or, for a value stored with its serialization, as
+/// [`values`] writes it (`inject` as there). False, with nothing written, past the end.
+///
+/// # Errors
+/// The engine's error for a damaged value; nothing of the row is left in `out`.
+pub fn row(out: &mut Vec<u8>, cursor: &Cursor, inject: Option<&KeyPath>) -> indexa::Result<bool> {
+    let Some(key) = cursor.key() else {
+        return Ok(false);
+    };
+    let start = out.len();
     let mut w = Writer(out);
     w.key(key);
-    w.key(primary_key);
-    match value {
-        Some(v) => w.stored_value(v, inject),
-        None => w.0.push(TAG_UNDEFINED),
+    w.key(cursor.primary_key().unwrap_or(key));
+    let value_at = w.0.len();
+    let mut t = Transcoder {
+        w,
+        serialized: false,
+    };
+    match cursor.visit_value(&mut t) {
+        Ok(true) if t.serialized => {
+            out.truncate(value_at);
+            if let Some(value) = cursor.value()? {
+                Writer(out).stored_value(value, inject);
+            }
+        }
+        Ok(true) => {}
+        Ok(false) => t.w.0.push(TAG_UNDEFINED),
+        Err(e) => {
+            out.truncate(start);
+            return Err(e);
+        }
+    }
+    Ok(true)
+}
+
+/// Writes a stored value in the reply's form as [`indexa::visit_value`] reads it, without
+/// the engine's value on the way. A property named [`CLONE_FIELD`] anywhere in it sets
+/// `serialized`: the value may be one stored with its serialization, which only
+/// [`Writer::stored_value`] writes as such.
+struct Transcoder<'a> {
+    w: Writer<'a>,
+    serialized: bool,
+}
+
+impl indexa::ValueVisitor for Transcoder<'_> {
+    fn undefined(&mut self) {
+        self.w.0.push(TAG_UNDEFINED);
+    }
+    fn null(&mut self) {
+        self.w.0.push(TAG_NULL);
+    }
+    fn boolean(&mut self, b: bool) {
+        self.w.0.push(if b { TAG_TRUE } else { TAG_FALSE });
+    }
+    fn number(&mut self, n: f64) {
+        self.w.number(n);
+    }
+    fn date(&mut self, time: f64) {
+        self.w.f64(TAG_DATE, time);
+    }
+    fn string(&mut self, text: StoredText<'_>) {
+        match text {
+            StoredText::Utf8(s) => self.w.str(s),
+            StoredText::Units(units) => self.w.string(units),
+        }
+    }
+    fn binary(&mut self, bytes: &[u8]) {
+        self.w.bytes(TAG_BINARY, bytes);
+    }
+    fn array(&mut self, len: usize) {
+        self.w.varint_tagged(TAG_ARRAY, len);
+    }
+    fn object(&mut self, len: usize) {
+        self.w.varint_tagged(TAG_OBJECT, len);
+    }
+    fn name(&mut self, name: StoredText<'_>) {
+        if name == StoredText::Utf8(CLONE_FIELD) {
+            self.serialized = true;
+        }
+        self.string(name);
     }
 }
 
@@ -626,6 +693,75 @@ mod tests {
         let mut deep = [TAG_ARRAY, 1].repeat(levels + 1);
         deep.push(TAG_NULL);
         assert_eq!(error_name(read_value(&deep).unwrap_err()), "DataError");
+    }
+
+    #[test]
+    fn cursor_rows_read_from_the_stored_bytes_are_written_as_from_the_engine_value() {
+        use indexa::{CursorDirection, Factory, TransactionMode};
+        let lone = Utf16String::from_units(vec![0x61, 0xDC00]);
+        let mut nested = Object::default();
+        nested.insert("é".into(), Value::String("ü".into()));
+        nested.insert(lone.clone(), Value::String(lone.clone()));
+        nested.insert(CLONE_FIELD.into(), Value::Null);
+        let mut city = Object::default();
+        city.insert("name".into(), Value::String("Zürich".into()));
+        city.insert("pop".into(), Value::Number(421_878.0));
+        city.insert("lat".into(), Value::Number(47.37));
+        city.insert("neg".into(), Value::Number(-0.0));
+        city.insert("at".into(), Value::Date(1.5e12));
+        city.insert("raw".into(), Value::Binary(vec![0, 255]));
+        city.insert(
+            "list".into(),
+            Value::Array(vec![
+                Value::Undefined,
+                Value::Null,
+                Value::Bool(true),
+                Value::Bool(false),
+                Value::Number(-7.0),
+                Value::Number(f64::from(i32::MAX) + 1.0),
+                Value::Object(nested),
+            ]),
+        );
+        // A value stored with its serialization: its projection and the serialization's bytes.
+        let mut serialized = Object::default();
+        serialized.insert("id".into(), Value::Number(3.0));
+        serialized.insert(CLONE_FIELD.into(), Value::Binary(vec![0xFF, 0x0F]));
+        let values = [
+            Value::Object(city),
+            Value::String(lone),
+            Value::Object(serialized),
+            Value::Array(Vec::new()),
+        ];
+        let factory = Factory::temporary().unwrap();
+        let db = factory
+            .open("rows", Some(1), |tx, _, _| {
+                tx.create_object_store("s", None, false)?;
+                Ok(())
+            })
+            .unwrap();
+        let tx = db.transaction(&["s"], TransactionMode::ReadWrite).unwrap();
+        let store = tx.object_store("s").unwrap();
+        for (i, v) in values.iter().enumerate() {
+            store.add(v.clone(), Some(Key::Number(i as f64))).unwrap();
+        }
+        let mut cursor = store.open_cursor(None, CursorDirection::Next).unwrap();
+        for (i, v) in values.iter().enumerate() {
+            let mut got = Vec::new();
+            assert!(row(&mut got, &cursor, None).unwrap());
+            let mut want = Vec::new();
+            let mut w = Writer(&mut want);
+            w.key(&Key::Number(i as f64));
+            w.key(&Key::Number(i as f64));
+            w.stored_value(v, None);
+            assert_eq!(got, want, "record {i}");
+            cursor.continue_key(&tx, None).unwrap();
+        }
+        let mut out = vec![1];
+        assert!(!row(&mut out, &cursor, None).unwrap());
+        assert_eq!(out, [1]);
+        let keys = store.open_key_cursor(None, CursorDirection::Next).unwrap();
+        assert!(row(&mut out, &keys, None).unwrap());
+        assert_eq!(out, [1, TAG_INT, 0, TAG_INT, 0, TAG_UNDEFINED]);
     }
 
     /// The bytes of one reply: its op id, the length of the rest, then the rest.

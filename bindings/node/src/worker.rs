@@ -257,14 +257,9 @@ impl Rows {
     /// Appends the record `cursor` is on; false when it is past the end. `inject`: the key
     /// path of a generated key to inject (see [`Payload::Values`]).
     fn push(&mut self, cursor: &Cursor, inject: Option<&KeyPath>) -> indexa::Result<bool> {
-        let Some(key) = cursor.key() else {
-            return Ok(false);
-        };
-        let value = cursor.value()?;
-        let primary_key = cursor.primary_key().unwrap_or(key);
-        wire::row(&mut self.bytes, key, primary_key, value, inject);
-        self.count += 1;
-        Ok(true)
+        let pushed = wire::row(&mut self.bytes, cursor, inject)?;
+        self.count += usize::from(pushed);
+        Ok(pushed)
     }
 }
 

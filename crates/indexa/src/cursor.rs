@@ -21,7 +21,7 @@ use crate::key_range::{EncodedRange, KeyRange};
 use crate::object_store::{corrupt, encoded_or_all, ObjectStore};
 use crate::transaction::Transaction;
 use crate::value::Value;
-use crate::value_codec::{check_value, decode_value};
+use crate::value_codec::{check_value, decode_value, visit_value, ValueVisitor};
 use crate::value_codec_serde::decode_value_as;
 
 /// A cursor's direction (`IDBCursorDirection`).
@@ -115,7 +115,8 @@ struct Position {
     /// The stored value's bytes.
     value: Option<Vec<u8>>,
     /// The value decoded (which checks the bytes): when the cursor moved here, or, on a
-    /// cursor read with [`Cursor::value_as`], by the first [`Cursor::value`] at this position.
+    /// cursor read with [`Cursor::value_as`] or [`Cursor::visit_value`], by the first
+    /// [`Cursor::value`] at this position.
     decoded: OnceLock<Value>,
     encoded_key: Vec<u8>,
     /// `None` on a store cursor, whose key is the primary key.
@@ -172,7 +173,8 @@ pub struct Cursor {
     key_only: bool,
     position: Option<Position>,
     ahead: ReadAhead,
-    /// Set once [`Cursor::value_as`] is called: steps then leave values undecoded.
+    /// Set once [`Cursor::value_as`] or [`Cursor::visit_value`] is called: steps then leave
+    /// values undecoded.
     typed: OnceLock<()>,
 }
 
@@ -246,11 +248,13 @@ impl Cursor {
     }
 
     /// The value at the position; `Ok(None)` past the end and for key cursors. (On a cursor
-    /// read with [`Cursor::value_as`], decoded on the first call at each position.)
+    /// read with [`Cursor::value_as`] or [`Cursor::visit_value`], decoded on the first call at
+    /// each position.)
     ///
     /// # Errors
-    /// Only on a cursor read with [`Cursor::value_as`], whose steps leave values unchecked:
-    /// [`Error::Unknown`] (`corrupt value: …`) when the stored bytes are not a valid value.
+    /// Only on a cursor read with [`Cursor::value_as`] or [`Cursor::visit_value`], whose steps
+    /// leave values unchecked: [`Error::Unknown`] (`corrupt value: …`) when the stored bytes
+    /// are not a valid value.
     /// On other cursors a step over such a record fails instead.
     pub fn value(&self) -> Result<Option<&Value>> {
         let Some(position) = self.position.as_ref() else {
@@ -289,6 +293,25 @@ impl Cursor {
                 Err(e)
             }
         }
+    }
+
+    /// Reports the value at the position to `visitor` straight from its stored bytes (see
+    /// [`visit_value`](crate::visit_value)), without building a [`Value`]; `Ok(false)` past the
+    /// end and for key cursors. As with [`Cursor::value_as`], from the first call on the
+    /// cursor's later steps leave values unchecked and undecoded, this method (or
+    /// [`Cursor::value`]) checking each as it reads it.
+    ///
+    /// # Errors
+    /// [`Error::Unknown`] (`corrupt value: …`) when the stored bytes are not a valid value; the
+    /// visitor may have been given the part read before the fault.
+    pub fn visit_value(&self, visitor: &mut impl ValueVisitor) -> Result<bool> {
+        // Already set after the first call; either way the cursor now reads values on demand.
+        let _ = self.typed.set(());
+        let Some(bytes) = self.position.as_ref().and_then(|p| p.value.as_deref()) else {
+            return Ok(false);
+        };
+        visit_value(bytes, visitor)?;
+        Ok(true)
     }
 
     /// The cursor's direction.

@@ -97,14 +97,79 @@ pub fn decode_value(bytes: &[u8]) -> Result<Value> {
     Ok(value)
 }
 
+/// Reads a value written by [`encode_value`] and reports what it holds to `visitor`, in
+/// order, without building a [`Value`]: for a reader that turns the stored bytes straight into
+/// another form. `bytes` are checked as they are read, exactly as [`decode_value`] checks them.
+///
+/// # Errors
+/// As [`decode_value`]; the visitor may have been given the part of the value read before the
+/// fault.
+pub fn visit_value(bytes: &[u8], visitor: &mut impl ValueVisitor) -> Result<()> {
+    let mut reader = Reader::start(bytes)?;
+    reader.walk(0, visitor)?;
+    reader.finish()
+}
+
 /// Checks that `bytes` are exactly what [`decode_value`] accepts, without building the value.
 ///
 /// # Errors
 /// As [`decode_value`].
 pub(crate) fn check_value(bytes: &[u8]) -> Result<()> {
-    let mut reader = Reader::start(bytes)?;
-    reader.skip_value(0)?;
-    reader.finish()
+    visit_value(bytes, &mut Check)
+}
+
+/// A string or property name of a stored value: as UTF-8 when it is valid UTF-8 (the usual
+/// case), else as its UTF-16 code units (it holds a lone surrogate).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum StoredText<'a> {
+    /// The text, with no lone surrogate.
+    Utf8(&'a str),
+    /// The code units of a text that holds a lone surrogate.
+    Units(&'a Utf16String),
+}
+
+/// What [`visit_value`] (and [`crate::Cursor::visit_value`]) meet in a stored value, depth
+/// first, in the order stored: a scalar is one call; an array is [`ValueVisitor::array`]
+/// followed by its elements; an object is [`ValueVisitor::object`] followed, per property in
+/// insertion order, by [`ValueVisitor::name`] and the property's value. The value kinds are
+/// [`Value`]'s.
+pub trait ValueVisitor {
+    /// `undefined`.
+    fn undefined(&mut self);
+    /// `null`.
+    fn null(&mut self);
+    /// A Boolean.
+    fn boolean(&mut self, b: bool);
+    /// A Number (any `f64`: NaN payloads and `-0` as stored).
+    fn number(&mut self, n: f64);
+    /// A Date, by its time value in milliseconds since the epoch (NaN for an invalid date).
+    fn date(&mut self, time: f64);
+    /// A String.
+    fn string(&mut self, text: StoredText<'_>);
+    /// An ArrayBuffer's bytes.
+    fn binary(&mut self, bytes: &[u8]);
+    /// An Array of `len` elements, which the next `len` values reported are.
+    fn array(&mut self, len: usize);
+    /// An Object of `len` properties, each reported next as its name and then its value.
+    fn object(&mut self, len: usize);
+    /// The name of an object's property, whose value is reported next.
+    fn name(&mut self, name: StoredText<'_>);
+}
+
+/// The visitor of [`check_value`] and [`Reader::skip_value`]: reads, reports nothing.
+struct Check;
+
+impl ValueVisitor for Check {
+    fn undefined(&mut self) {}
+    fn null(&mut self) {}
+    fn boolean(&mut self, _: bool) {}
+    fn number(&mut self, _: f64) {}
+    fn date(&mut self, _: f64) {}
+    fn string(&mut self, _: StoredText<'_>) {}
+    fn binary(&mut self, _: &[u8]) {}
+    fn array(&mut self, _: usize) {}
+    fn object(&mut self, _: usize) {}
+    fn name(&mut self, _: StoredText<'_>) {}
 }
 
 #[cold]
@@ -440,29 +505,42 @@ impl<'a> Reader<'a> {
     }
 
     /// Reads past one value at `depth`, checking it as [`Reader::value`] does (the same input
-    /// is accepted and refused) without building it; an explicit stack, no native recursion.
+    /// is accepted and refused) without building it.
     pub(crate) fn skip_value(&mut self, depth: usize) -> Result<()> {
+        self.walk(depth, &mut Check)
+    }
+
+    /// Reads one value at `depth`, checking it as [`Reader::value`] does (the same input is
+    /// accepted and refused), and reports what it holds to `visitor` (see [`ValueVisitor`]);
+    /// an explicit stack, no native recursion.
+    fn walk(&mut self, depth: usize, visitor: &mut impl ValueVisitor) -> Result<()> {
         // Per open array or object: the members still to read, and an object's names so far.
         let mut stack: Vec<(usize, Option<PropertyNames<'a>>)> = Vec::new();
         loop {
             let start = self.pos;
             match self.byte()? {
-                TAG_UNDEFINED | TAG_NULL | TAG_FALSE | TAG_TRUE => {}
-                TAG_NUMBER | TAG_DATE => {
-                    self.take(8)?;
-                }
-                TAG_SMALL_INT => {
-                    self.small_int()?;
-                }
-                TAG_STRING => {
-                    let _ = self.text()?;
-                }
+                TAG_UNDEFINED => visitor.undefined(),
+                TAG_NULL => visitor.null(),
+                TAG_FALSE => visitor.boolean(false),
+                TAG_TRUE => visitor.boolean(true),
+                TAG_NUMBER => visitor.number(self.f64_bits()?),
+                TAG_DATE => visitor.date(self.f64_bits()?),
+                TAG_SMALL_INT => visitor.number(self.small_int()?),
+                TAG_STRING => match self.text()? {
+                    Ok(s) => visitor.string(StoredText::Utf8(s)),
+                    Err(units) => visitor.string(StoredText::Units(&units)),
+                },
                 TAG_BINARY => {
                     let len = self.count(1, 0)?;
-                    self.take(len)?;
+                    visitor.binary(self.take(len)?);
                 }
                 tag @ (TAG_ARRAY | TAG_OBJECT) => {
                     let n = self.container(tag, depth + stack.len())?;
+                    if tag == TAG_ARRAY {
+                        visitor.array(n);
+                    } else {
+                        visitor.object(n);
+                    }
                     let names = (tag == TAG_OBJECT).then(PropertyNames::default);
                     stack.push((n, names));
                 }
@@ -482,8 +560,13 @@ impl<'a> Reader<'a> {
                     let len = self.count(1, 0)?;
                     let name = self.take(len)?;
                     // UTF-8 (the usual case) is valid WTF-8 and needs no conversion.
-                    if std::str::from_utf8(name).is_err() && wtf8_to_units(name).is_none() {
-                        return Err(corrupt(at, "invalid WTF-8 in a string"));
+                    match std::str::from_utf8(name) {
+                        Ok(s) => visitor.name(StoredText::Utf8(s)),
+                        Err(_) => {
+                            let units = wtf8_to_units(name)
+                                .ok_or_else(|| corrupt(at, "invalid WTF-8 in a string"))?;
+                            visitor.name(StoredText::Units(&units));
+                        }
                     }
                     names.insert(name, at)?;
                 }
@@ -918,8 +1001,186 @@ mod tests {
         assert!(err.message().contains("exceeds"), "{err}");
     }
 
+    /// A visitor that rebuilds the value it is shown, and logs each call.
+    #[derive(Default)]
+    struct Rebuild {
+        log: Vec<String>,
+        /// Open arrays and objects: the container, the members still to come, and an
+        /// object's pending property name.
+        open: Vec<(Value, usize, Option<Utf16String>)>,
+        done: Option<Value>,
+    }
+
+    fn owned(text: StoredText<'_>) -> Utf16String {
+        match text {
+            StoredText::Utf8(s) => Utf16String::from(s),
+            StoredText::Units(u) => u.clone(),
+        }
+    }
+
+    impl Rebuild {
+        fn put(&mut self, mut v: Value) {
+            loop {
+                let Some((container, left, name)) = self.open.last_mut() else {
+                    self.done = Some(v);
+                    return;
+                };
+                match container {
+                    Value::Array(items) => items.push(v),
+                    Value::Object(map) => {
+                        map.insert(name.take().unwrap(), v);
+                    }
+                    _ => unreachable!(),
+                }
+                *left -= 1;
+                if *left > 0 {
+                    return;
+                }
+                v = self.open.pop().unwrap().0;
+            }
+        }
+
+        fn open(&mut self, container: Value, len: usize) {
+            if len == 0 {
+                self.put(container);
+            } else {
+                self.open.push((container, len, None));
+            }
+        }
+    }
+
+    impl ValueVisitor for Rebuild {
+        fn undefined(&mut self) {
+            self.log.push("undefined".into());
+            self.put(Value::Undefined);
+        }
+        fn null(&mut self) {
+            self.log.push("null".into());
+            self.put(Value::Null);
+        }
+        fn boolean(&mut self, b: bool) {
+            self.log.push(format!("boolean {b}"));
+            self.put(Value::Bool(b));
+        }
+        fn number(&mut self, n: f64) {
+            self.log.push(format!("number {n:?}"));
+            self.put(Value::Number(n));
+        }
+        fn date(&mut self, time: f64) {
+            self.log.push(format!("date {time:?}"));
+            self.put(Value::Date(time));
+        }
+        fn string(&mut self, text: StoredText<'_>) {
+            self.log.push(format!("string {text:?}"));
+            self.put(Value::String(owned(text)));
+        }
+        fn binary(&mut self, bytes: &[u8]) {
+            self.log.push(format!("binary {bytes:?}"));
+            self.put(Value::Binary(bytes.to_vec()));
+        }
+        fn array(&mut self, len: usize) {
+            self.log.push(format!("array {len}"));
+            self.open(Value::Array(Vec::new()), len);
+        }
+        fn object(&mut self, len: usize) {
+            self.log.push(format!("object {len}"));
+            self.open(Value::Object(Object::default()), len);
+        }
+        fn name(&mut self, name: StoredText<'_>) {
+            self.log.push(format!("name {name:?}"));
+            self.open.last_mut().unwrap().2 = Some(owned(name));
+        }
+    }
+
+    #[test]
+    fn a_visit_reports_every_kind_in_stored_order() {
+        let lone = Utf16String::from_units(vec![0x61, 0xD800]);
+        let mut map = Object::default();
+        map.insert(
+            "b".into(),
+            Value::Array(vec![Value::Undefined, Value::Null]),
+        );
+        map.insert("a".into(), Value::Number(-0.0));
+        map.insert(lone.clone(), Value::String(lone.clone()));
+        map.insert("é".into(), Value::Object(Object::default()));
+        let v = Value::Array(vec![
+            Value::Bool(true),
+            Value::Number(7.0),
+            Value::Number(1.5),
+            Value::Date(86_400_000.0),
+            Value::String("ok".into()),
+            Value::Binary(vec![1, 2]),
+            Value::Object(map),
+            Value::Array(Vec::new()),
+        ]);
+        let mut seen = Rebuild::default();
+        visit_value(&encode_value(&v), &mut seen).unwrap();
+        let lone_text = format!("{:?}", StoredText::Units(&lone));
+        assert_eq!(
+            seen.log,
+            [
+                "array 8",
+                "boolean true",
+                "number 7.0",
+                "number 1.5",
+                "date 86400000.0",
+                "string Utf8(\"ok\")",
+                "binary [1, 2]",
+                "object 4",
+                "name Utf8(\"b\")",
+                "array 2",
+                "undefined",
+                "null",
+                "name Utf8(\"a\")",
+                "number -0.0",
+                &format!("name {lone_text}"),
+                &format!("string {lone_text}"),
+                "name Utf8(\"é\")",
+                "object 0",
+                "array 0",
+            ]
+        );
+        assert!(same_value(&seen.done.unwrap(), &v, true));
+    }
+
+    #[test]
+    fn a_visit_refuses_what_decoding_refuses() {
+        // A repeated property name, after the visitor was shown the first.
+        let bytes = [
+            VALUE_FORMAT_VERSION,
+            TAG_OBJECT,
+            2,
+            1,
+            b'x',
+            TAG_NULL,
+            1,
+            b'x',
+            TAG_NULL,
+        ];
+        let mut seen = Rebuild::default();
+        let err = visit_value(&bytes, &mut seen).unwrap_err();
+        assert_eq!(err, decode_value(&bytes).unwrap_err());
+        assert_eq!(
+            seen.log,
+            ["object 2", "name Utf8(\"x\")", "null", "name Utf8(\"x\")"]
+        );
+        let mut seen = Rebuild::default();
+        assert_eq!(
+            visit_value(&[VALUE_FORMAT_VERSION, TAG_NULL, 0], &mut seen).unwrap_err(),
+            decode_value(&[VALUE_FORMAT_VERSION, TAG_NULL, 0]).unwrap_err()
+        );
+    }
+
     proptest! {
         #![proptest_config(ProptestConfig::with_cases(512))]
+
+        #[test]
+        fn a_visit_shows_exactly_the_decoded_value(v in value()) {
+            let mut seen = Rebuild::default();
+            visit_value(&encode_value(&v), &mut seen).unwrap();
+            let back = seen.done.unwrap();
+            prop_assert!(same_value(&back, &v, true), "{:?} came back as {:?}", v, back);
+        }
 
         #[test]
         fn round_trips_exactly(v in value()) {
