@@ -15,6 +15,9 @@
 //   cursorEachTx  1,000 readonly transactions one after another, each opening an index
 //                 cursor on one key and reading its first record
 //   getAllEachTx  1,000 readonly transactions one after another, each an index getAll(key, 2)
+//   scan          a store cursor over every record, stepped with continue() (the first scan
+//                 of the process)
+//   scanWarm      the same scan, the fourth of the process (after two more not timed)
 const { performance } = require('node:perf_hooks');
 const { req, done } = require('./workload.js');
 const { compareSystems } = require('./compare.js');
@@ -88,6 +91,23 @@ async function runSteps(factory) {
   await step('cursorEachTx', () => eachTx((index, g) => index.openCursor(g), (c) => c.primaryKey));
   await step('getAllEachTx', () => eachTx((index, g) => index.getAll(g, 2),
     (values) => values.reduce((a, v) => a + v.g + v.name.length, 0)));
+  const scan = async () => {
+    const tx = db.transaction('s', 'readonly');
+    const r = tx.objectStore('s').openCursor();
+    let sum = 0;
+    r.onsuccess = () => {
+      const c = r.result;
+      if (c === null) return;
+      sum += c.value.g;
+      c.continue();
+    };
+    await done(tx);
+    return sum;
+  };
+  await step('scan', scan);
+  await scan();
+  await scan();
+  await step('scanWarm', scan);
   db.close();
   return out;
 }
