@@ -97,9 +97,10 @@ pub fn reply(out: &mut Vec<u8>, reply: Reply) {
 /// Appends a successful reply's result.
 fn payload(out: &mut Vec<u8>, payload: Payload) {
     match payload {
-        Payload::Values(v, inject, single) => values(out, &v, inject.as_ref(), single),
+        Payload::Values(v, inject) => values(out, &v, inject.as_ref(), false),
         Payload::Records(r, inject) => records(out, &r, inject.as_ref()),
         Payload::Rows(r, at_end) => rows(out, &r, at_end),
+        Payload::Encoded(bytes) => out.extend_from_slice(&bytes),
         Payload::Keys(keys) => {
             let mut w = Writer::new(out, KIND_VALUES, keys.len());
             for k in &keys {
@@ -199,11 +200,39 @@ pub fn row(out: &mut Vec<u8>, cursor: &Cursor, inject: Option<&KeyPath>) -> inde
     Ok(true)
 }
 
+/// The result of a `get` in the reply's form (as [`values`] writes it with `single`): the value
+/// that `visit` reports to a [`Transcoder`] straight from its stored bytes, or none when
+/// `visit` finds no record. A value stored with its serialization is read again with `read`
+/// and written from the engine's value (`inject` as for [`values`]).
+///
+/// # Errors
+/// Those of `visit` and `read`.
+pub(crate) fn get_reply(
+    visit: impl FnOnce(&mut Transcoder<'_>) -> indexa::Result<bool>,
+    read: impl FnOnce() -> indexa::Result<Option<Value>>,
+    inject: Option<&KeyPath>,
+) -> indexa::Result<Vec<u8>> {
+    let mut out = vec![KIND_VALUE, 1];
+    let mut t = Transcoder {
+        w: Writer(&mut out),
+        serialized: false,
+    };
+    if !visit(&mut t)? {
+        return Ok(vec![KIND_VALUE, 0]);
+    }
+    if t.serialized {
+        let value = read()?;
+        out.truncate(0);
+        values(&mut out, value.as_slice(), inject, true);
+    }
+    Ok(out)
+}
+
 /// Writes a stored value in the reply's form as [`indexa::visit_value`] reads it, without
 /// the engine's value on the way. A property named [`CLONE_FIELD`] anywhere in it sets
 /// `serialized`: the value may be one stored with its serialization, which only
 /// [`Writer::stored_value`] writes as such.
-struct Transcoder<'a> {
+pub(crate) struct Transcoder<'a> {
     w: Writer<'a>,
     serialized: bool,
 }
@@ -695,9 +724,10 @@ mod tests {
         assert_eq!(error_name(read_value(&deep).unwrap_err()), "DataError");
     }
 
-    #[test]
-    fn cursor_rows_read_from_the_stored_bytes_are_written_as_from_the_engine_value() {
-        use indexa::{CursorDirection, Factory, TransactionMode};
+    /// Values of every kind the engine stores, with lone surrogates, non-ASCII names, a
+    /// property named [`CLONE_FIELD`] inside a value, and a value stored with its
+    /// serialization.
+    fn every_kind() -> [Value; 4] {
         let lone = Utf16String::from_units(vec![0x61, 0xDC00]);
         let mut nested = Object::default();
         nested.insert("é".into(), Value::String("ü".into()));
@@ -726,12 +756,18 @@ mod tests {
         let mut serialized = Object::default();
         serialized.insert("id".into(), Value::Number(3.0));
         serialized.insert(CLONE_FIELD.into(), Value::Binary(vec![0xFF, 0x0F]));
-        let values = [
+        [
             Value::Object(city),
             Value::String(lone),
             Value::Object(serialized),
             Value::Array(Vec::new()),
-        ];
+        ]
+    }
+
+    #[test]
+    fn cursor_rows_read_from_the_stored_bytes_are_written_as_from_the_engine_value() {
+        use indexa::{CursorDirection, Factory, TransactionMode};
+        let values = every_kind();
         let factory = Factory::temporary().unwrap();
         let db = factory
             .open("rows", Some(1), |tx, _, _| {
@@ -762,6 +798,47 @@ mod tests {
         let keys = store.open_key_cursor(None, CursorDirection::Next).unwrap();
         assert!(row(&mut out, &keys, None).unwrap());
         assert_eq!(out, [1, TAG_INT, 0, TAG_INT, 0, TAG_UNDEFINED]);
+    }
+
+    #[test]
+    fn gets_read_from_the_stored_bytes_are_written_as_from_the_engine_value() {
+        use indexa::{Factory, TransactionMode};
+        let values = every_kind();
+        let factory = Factory::temporary().unwrap();
+        let db = factory
+            .open("gets", Some(1), |tx, _, _| {
+                tx.create_object_store("s", None, false)?;
+                Ok(())
+            })
+            .unwrap();
+        let tx = db.transaction(&["s"], TransactionMode::ReadWrite).unwrap();
+        let store = tx.object_store("s").unwrap();
+        for (i, v) in values.iter().enumerate() {
+            store.add(v.clone(), Some(Key::Number(i as f64))).unwrap();
+        }
+        for (i, v) in values.iter().enumerate() {
+            let key = Key::Number(i as f64);
+            let got = get_reply(
+                |t| store.get_with(key.clone(), t),
+                || store.get(key.clone()),
+                None,
+            );
+            let mut want = Vec::new();
+            values_single(&mut want, v);
+            assert_eq!(got.unwrap(), want, "record {i}");
+        }
+        let key = Key::Number(9.0);
+        let got = get_reply(
+            |t| store.get_with(key.clone(), t),
+            || store.get(key.clone()),
+            None,
+        );
+        assert_eq!(got.unwrap(), [KIND_VALUE, 0]);
+    }
+
+    /// `v` as the result of a `get`, written from the engine's value.
+    fn values_single(out: &mut Vec<u8>, v: &Value) {
+        values(out, std::slice::from_ref(v), None, true);
     }
 
     /// The bytes of one reply: its op id, the length of the rest, then the rest.

@@ -268,8 +268,9 @@ pub enum Payload {
     None,
     Key(Key),
     MaybeKey(Option<Key>),
-    /// Values, with the object store's key path when a generated key may need injecting.
-    Values(Vec<Value>, Option<KeyPath>, bool),
+    /// Values (`getAll`), with the object store's key path when a generated key may need
+    /// injecting.
+    Values(Vec<Value>, Option<KeyPath>),
     Keys(Vec<Key>),
     /// Records (`getAllRecords`), with the injection key path as for `Values`.
     Records(Vec<Record>, Option<KeyPath>),
@@ -277,6 +278,8 @@ pub enum Payload {
     /// The rows of a cursor step (none: past the end), and whether the last of them is the
     /// last in the cursor's range and direction.
     Rows(Rows, bool),
+    /// A `get`'s result, already in the reply's form (see [`wire::get_reply`]).
+    Encoded(Vec<u8>),
     Opened {
         old_version: Option<u64>,
         version: u64,
@@ -295,10 +298,11 @@ impl Reply {
     /// the values, keys or rows it carries.
     fn weight(&self) -> usize {
         1 + match &self.result {
-            Ok(Payload::Values(v, _, _)) => v.len(),
+            Ok(Payload::Values(v, _)) => v.len(),
             Ok(Payload::Keys(k)) => k.len(),
             Ok(Payload::Records(r, _)) => r.len(),
             Ok(Payload::Rows(r, _)) => r.count,
+            Ok(Payload::Encoded(_)) => 1,
             _ => 0,
         }
     }
@@ -1194,13 +1198,17 @@ fn read(
     };
     match index {
         None => match kind {
-            ReadKind::Get => Ok(Payload::Values(
-                s.get(single(range)?)?.into_iter().collect(),
-                inject,
-                true,
-            )),
+            ReadKind::Get => {
+                let range = single(range)?;
+                wire::get_reply(
+                    |t| s.get_with(range.clone(), t),
+                    || s.get(range.clone()),
+                    inject.as_ref(),
+                )
+                .map(Payload::Encoded)
+            }
             ReadKind::GetKey => Ok(Payload::MaybeKey(s.get_key(single(range)?)?)),
-            ReadKind::GetAll => Ok(Payload::Values(s.get_all(query)?, inject, false)),
+            ReadKind::GetAll => Ok(Payload::Values(s.get_all(query)?, inject)),
             ReadKind::GetAllKeys => Ok(Payload::Keys(s.get_all_keys(query)?)),
             ReadKind::GetAllRecords => Ok(Payload::Records(s.get_all_records(query)?, inject)),
             ReadKind::Count => Ok(Payload::Count(s.count(range)?)),
@@ -1208,13 +1216,17 @@ fn read(
         Some(n) => {
             let ix = s.index(n)?;
             match kind {
-                ReadKind::Get => Ok(Payload::Values(
-                    ix.get(single(range)?)?.into_iter().collect(),
-                    inject,
-                    true,
-                )),
+                ReadKind::Get => {
+                    let range = single(range)?;
+                    wire::get_reply(
+                        |t| ix.get_with(range.clone(), t),
+                        || ix.get(range.clone()),
+                        inject.as_ref(),
+                    )
+                    .map(Payload::Encoded)
+                }
                 ReadKind::GetKey => Ok(Payload::MaybeKey(ix.get_key(single(range)?)?)),
-                ReadKind::GetAll => Ok(Payload::Values(ix.get_all(query)?, inject, false)),
+                ReadKind::GetAll => Ok(Payload::Values(ix.get_all(query)?, inject)),
                 ReadKind::GetAllKeys => Ok(Payload::Keys(ix.get_all_keys(query)?)),
                 ReadKind::GetAllRecords => Ok(Payload::Records(ix.get_all_records(query)?, inject)),
                 ReadKind::Count => Ok(Payload::Count(ix.count(range)?)),
@@ -1981,6 +1993,9 @@ mod tests {
         let counted = sent.clone();
         let events = Events::new(move |_| *lock(&counted) += 1);
         events.update(|st| st.closing = true);
+        // Taken before the closing thread starts its sleep, so the wait it measures is at
+        // least the sleep.
+        let start = Instant::now();
         let closer = {
             let events = events.clone();
             std::thread::spawn(move || {
@@ -1988,7 +2003,6 @@ mod tests {
                 events.update(|st| st.closed = true);
             })
         };
-        let start = Instant::now();
         events.version_change(VersionChange {
             old_version: 1,
             new_version: None,
@@ -2037,7 +2051,7 @@ mod tests {
         assert_eq!(replies.sent_from(12).0, here);
         let (pool_thread, result) = replies.sent_from(13);
         assert_ne!(pool_thread, here);
-        assert!(matches!(result, Ok(Payload::Values(..))));
+        assert!(matches!(result, Ok(Payload::Encoded(..))));
     }
 
     /// A connection whose replies go to a channel, opened on `factory` at version 1 with

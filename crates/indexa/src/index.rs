@@ -17,7 +17,7 @@ use crate::schema::IndexMeta;
 use crate::transaction::Transaction;
 use crate::utf16::Utf16String;
 use crate::value::Value;
-use crate::value_codec::decode_value;
+use crate::value_codec::{decode_value, visit_value, ValueVisitor};
 use crate::value_codec_serde::decode_value_as;
 
 /// The encoded index keys a record value has in an index: none when the key path yields no
@@ -118,6 +118,26 @@ impl<'t> Index<'t> {
     /// As [`Index::get`]; [`Error::Type`] when the value does not have the shape `T` expects.
     pub fn get_as<T: DeserializeOwned>(&self, range: impl Into<KeyRange>) -> Result<Option<T>> {
         Ok(self.get_all_as(Query::from(range.into()).count(1))?.pop())
+    }
+
+    /// As [`Index::get`], the value reported to `visitor` straight from its stored bytes (see
+    /// [`crate::visit_value`]) without building a [`Value`]; `Ok(false)` when no record's
+    /// index key is in `range`.
+    ///
+    /// # Errors
+    /// As [`Index::get`]; for a damaged value, the visitor may have been given part of it.
+    pub fn get_with(
+        &self,
+        range: impl Into<KeyRange>,
+        visitor: &mut impl ValueVisitor,
+    ) -> Result<bool> {
+        match self.rows(Query::from(range.into()).count(1), true)?.pop() {
+            Some((_, _, value)) => {
+                visit_value(value.as_deref().unwrap_or_default(), visitor)?;
+                Ok(true)
+            }
+            None => Ok(false),
+        }
     }
 
     /// As [`Index::get_all`], each value decoded straight into `T` without building a

@@ -24,7 +24,7 @@ use crate::schema::{key_path_to_stored, IndexMeta, StoreMeta};
 use crate::transaction::Transaction;
 use crate::utf16::Utf16String;
 use crate::value::Value;
-use crate::value_codec::{decode_value, encode_value, MAX_VALUE_DEPTH};
+use crate::value_codec::{decode_value, encode_value, visit_value, ValueVisitor, MAX_VALUE_DEPTH};
 use crate::value_codec_serde::{decode_value_as, encode_serialized, StoredValue};
 use crate::value_serde::to_value;
 
@@ -421,8 +421,28 @@ impl<'t> ObjectStore<'t> {
         self.get_decoded(range.into(), decode_value_as)
     }
 
+    /// As [`ObjectStore::get`], the value reported to `visitor` straight from its stored bytes
+    /// (see [`crate::visit_value`]) without building a [`Value`]; `Ok(false)` when no record is
+    /// in `range`.
+    ///
+    /// # Errors
+    /// As [`ObjectStore::get`]; for a damaged value, the visitor may have been given part of it.
+    pub fn get_with(
+        &self,
+        range: impl Into<KeyRange>,
+        visitor: &mut impl ValueVisitor,
+    ) -> Result<bool> {
+        Ok(self
+            .get_decoded(range.into(), |bytes| visit_value(bytes, visitor))?
+            .is_some())
+    }
+
     /// The first record in `range`, its value's bytes given to `decode`.
-    fn get_decoded<R>(&self, range: KeyRange, decode: fn(&[u8]) -> Result<R>) -> Result<Option<R>> {
+    fn get_decoded<R>(
+        &self,
+        range: KeyRange,
+        decode: impl FnOnce(&[u8]) -> Result<R>,
+    ) -> Result<Option<R>> {
         let conn = self.read_conn()?;
         match range.as_only() {
             Some(key) => read_record_as(&*conn, self.id, &encode_key(key), decode),

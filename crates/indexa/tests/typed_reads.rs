@@ -105,3 +105,97 @@ fn typed_reads_give_the_records_as_structs() -> indexa::Result<()> {
     assert_eq!(keys.value_as::<City>()?, None);
     Ok(())
 }
+
+/// Collects what a visit reports: strings as they are, other kinds by name.
+#[derive(Default)]
+struct Seen(Vec<String>);
+
+impl indexa::ValueVisitor for Seen {
+    fn undefined(&mut self) {
+        self.0.push("undefined".into());
+    }
+    fn null(&mut self) {
+        self.0.push("null".into());
+    }
+    fn boolean(&mut self, b: bool) {
+        self.0.push(format!("{b}"));
+    }
+    fn number(&mut self, n: f64) {
+        self.0.push(format!("{n}"));
+    }
+    fn date(&mut self, time: f64) {
+        self.0.push(format!("date {time}"));
+    }
+    fn string(&mut self, text: indexa::StoredText<'_>) {
+        self.0.push(format!("{text:?}"));
+    }
+    fn binary(&mut self, bytes: &[u8]) {
+        self.0.push(format!("{bytes:?}"));
+    }
+    fn array(&mut self, len: usize) {
+        self.0.push(format!("array {len}"));
+    }
+    fn object(&mut self, len: usize) {
+        self.0.push(format!("object {len}"));
+    }
+    fn name(&mut self, name: indexa::StoredText<'_>) {
+        self.0.push(format!("name {name:?}"));
+    }
+}
+
+#[test]
+fn gets_with_a_visitor_report_the_first_record_in_range() -> indexa::Result<()> {
+    let factory = support::factory();
+    let db = factory.open("visits", Some(1), |tx, _, _| {
+        let s = tx.create_object_store("cities", Some(KeyPath::parse("id")?), false)?;
+        s.create_index("country", KeyPath::parse("country")?, false, false)?;
+        Ok(())
+    })?;
+    let tx = db.transaction(&["cities"], TransactionMode::ReadWrite)?;
+    let store = tx.object_store("cities")?;
+    for text in [
+        r#"{"id":1,"name":"Ávila","country":"ES"}"#,
+        r#"{"id":2,"name":"Porto","country":"PT","walls":[true,null]}"#,
+    ] {
+        store.put(parse_value(text)?, None)?;
+    }
+    let mut seen = Seen::default();
+    assert!(store.get_with(Key::Number(2.0), &mut seen)?);
+    let porto = [
+        "object 4",
+        "name Utf8(\"id\")",
+        "2",
+        "name Utf8(\"name\")",
+        "Utf8(\"Porto\")",
+        "name Utf8(\"country\")",
+        "Utf8(\"PT\")",
+        "name Utf8(\"walls\")",
+        "array 2",
+        "true",
+        "null",
+    ];
+    assert_eq!(seen.0, porto);
+    let mut none = Seen::default();
+    assert!(!store.get_with(Key::Number(3.0), &mut none)?);
+    assert!(!store
+        .index("country")?
+        .get_with(Key::from("FR"), &mut none)?);
+    assert!(none.0.is_empty());
+    let mut first = Seen::default();
+    assert!(store
+        .index("country")?
+        .get_with(KeyRange::lower_bound(Key::from("A"), false), &mut first)?);
+    assert_eq!(
+        first.0,
+        [
+            "object 3",
+            "name Utf8(\"id\")",
+            "1",
+            "name Utf8(\"name\")",
+            "Utf8(\"Ávila\")",
+            "name Utf8(\"country\")",
+            "Utf8(\"ES\")",
+        ]
+    );
+    Ok(())
+}
