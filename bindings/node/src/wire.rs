@@ -764,22 +764,34 @@ mod tests {
         ]
     }
 
-    #[test]
-    fn cursor_rows_read_from_the_stored_bytes_are_written_as_from_the_engine_value() {
-        use indexa::{CursorDirection, Factory, TransactionMode};
-        let values = every_kind();
-        let factory = Factory::temporary().unwrap();
+    /// A temporary database whose object store "s" (out-of-line keys) holds [`every_kind`]
+    /// under keys 0, 1, …; the factory owns its directory.
+    fn every_kind_stored() -> (indexa::Factory, indexa::Database) {
+        let factory = indexa::Factory::temporary().unwrap();
         let db = factory
-            .open("rows", Some(1), |tx, _, _| {
+            .open("values", Some(1), |tx, _, _| {
                 tx.create_object_store("s", None, false)?;
                 Ok(())
             })
             .unwrap();
-        let tx = db.transaction(&["s"], TransactionMode::ReadWrite).unwrap();
+        let tx = db
+            .transaction(&["s"], indexa::TransactionMode::ReadWrite)
+            .unwrap();
         let store = tx.object_store("s").unwrap();
-        for (i, v) in values.iter().enumerate() {
-            store.add(v.clone(), Some(Key::Number(i as f64))).unwrap();
+        for (i, v) in every_kind().into_iter().enumerate() {
+            store.add(v, Some(Key::Number(i as f64))).unwrap();
         }
+        tx.commit().unwrap();
+        (factory, db)
+    }
+
+    #[test]
+    fn cursor_rows_read_from_the_stored_bytes_are_written_as_from_the_engine_value() {
+        use indexa::{CursorDirection, TransactionMode};
+        let values = every_kind();
+        let (_factory, db) = every_kind_stored();
+        let tx = db.transaction(&["s"], TransactionMode::ReadOnly).unwrap();
+        let store = tx.object_store("s").unwrap();
         let mut cursor = store.open_cursor(None, CursorDirection::Next).unwrap();
         for (i, v) in values.iter().enumerate() {
             let mut got = Vec::new();
@@ -802,20 +814,11 @@ mod tests {
 
     #[test]
     fn gets_read_from_the_stored_bytes_are_written_as_from_the_engine_value() {
-        use indexa::{Factory, TransactionMode};
+        use indexa::TransactionMode;
         let values = every_kind();
-        let factory = Factory::temporary().unwrap();
-        let db = factory
-            .open("gets", Some(1), |tx, _, _| {
-                tx.create_object_store("s", None, false)?;
-                Ok(())
-            })
-            .unwrap();
-        let tx = db.transaction(&["s"], TransactionMode::ReadWrite).unwrap();
+        let (_factory, db) = every_kind_stored();
+        let tx = db.transaction(&["s"], TransactionMode::ReadOnly).unwrap();
         let store = tx.object_store("s").unwrap();
-        for (i, v) in values.iter().enumerate() {
-            store.add(v.clone(), Some(Key::Number(i as f64))).unwrap();
-        }
         for (i, v) in values.iter().enumerate() {
             let key = Key::Number(i as f64);
             let got = get_reply(

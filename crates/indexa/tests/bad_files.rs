@@ -8,6 +8,9 @@ use std::process::Command;
 
 use indexa::sqlite_layout::SqlKey;
 use indexa::{Database, Factory, Key, Query, TransactionMode, Value};
+use visits::Visits;
+
+mod visits;
 
 fn open(factory: &Factory, name: &str) -> indexa::Result<Database> {
     factory.open(name, Some(1), |tx, _, _| {
@@ -150,46 +153,6 @@ fn a_typed_cursor_reports_a_damaged_record_when_its_value_is_read() {
     assert_eq!(cursor.value().unwrap(), Some(&Value::from("5:vvvv")));
 }
 
-/// Logs the strings a visit reports; any other kind as its name.
-#[derive(Default)]
-struct Strings(Vec<String>);
-
-impl indexa::ValueVisitor for Strings {
-    fn undefined(&mut self) {
-        self.0.push("undefined".into());
-    }
-    fn null(&mut self) {
-        self.0.push("null".into());
-    }
-    fn boolean(&mut self, _: bool) {
-        self.0.push("boolean".into());
-    }
-    fn number(&mut self, _: f64) {
-        self.0.push("number".into());
-    }
-    fn date(&mut self, _: f64) {
-        self.0.push("date".into());
-    }
-    fn string(&mut self, text: indexa::StoredText<'_>) {
-        match text {
-            indexa::StoredText::Utf8(s) => self.0.push(s.to_owned()),
-            indexa::StoredText::Units(_) => self.0.push("units".into()),
-        }
-    }
-    fn binary(&mut self, _: &[u8]) {
-        self.0.push("binary".into());
-    }
-    fn array(&mut self, len: usize) {
-        self.0.push(format!("array {len}"));
-    }
-    fn object(&mut self, len: usize) {
-        self.0.push(format!("object {len}"));
-    }
-    fn name(&mut self, _: indexa::StoredText<'_>) {
-        self.0.push("name".into());
-    }
-}
-
 #[test]
 fn a_cursor_read_by_visits_reports_a_damaged_record_when_its_value_is_visited() {
     let dir = tempfile::tempdir().unwrap();
@@ -212,14 +175,21 @@ fn a_cursor_read_by_visits_reports_a_damaged_record_when_its_value_is_visited() 
     let mut cursor = store
         .open_cursor(None, indexa::CursorDirection::Next)
         .unwrap();
-    let mut seen = Strings::default();
+    let mut seen = Visits::default();
     // The steps over records 0 to 3 do not read their values; each visit checks its own.
     while cursor.key() != Some(&Key::from(3)) {
         assert!(cursor.visit_value(&mut seen).unwrap());
         cursor.continue_key(&tx, None).unwrap();
     }
-    assert_eq!(seen.0, ["0:vvvv", "1:vvvv", "2:vvvv"]);
-    let mut damaged = Strings::default();
+    assert_eq!(
+        seen.0,
+        [
+            r#"Utf8("0:vvvv")"#,
+            r#"Utf8("1:vvvv")"#,
+            r#"Utf8("2:vvvv")"#
+        ]
+    );
+    let mut damaged = Visits::default();
     let err = cursor.visit_value(&mut damaged).unwrap_err();
     assert_eq!(
         (err.name(), err.message()),
@@ -227,9 +197,9 @@ fn a_cursor_read_by_visits_reports_a_damaged_record_when_its_value_is_visited() 
     );
     assert_eq!(damaged.0, ["array 2", "null"]);
     cursor.continue_key(&tx, None).unwrap();
-    let mut next = Strings::default();
+    let mut next = Visits::default();
     assert!(cursor.visit_value(&mut next).unwrap());
-    assert_eq!(next.0, ["4:vvvv"]);
+    assert_eq!(next.0, [r#"Utf8("4:vvvv")"#]);
     cursor.advance(&tx, 4).unwrap();
     assert_eq!(cursor.key(), None);
     assert!(!cursor.visit_value(&mut next).unwrap());
@@ -237,7 +207,7 @@ fn a_cursor_read_by_visits_reports_a_damaged_record_when_its_value_is_visited() 
         .open_key_cursor(None, indexa::CursorDirection::Next)
         .unwrap();
     assert!(!keys.visit_value(&mut next).unwrap());
-    assert_eq!(next.0, ["4:vvvv"]);
+    assert_eq!(next.0, [r#"Utf8("4:vvvv")"#]);
 }
 
 #[test]

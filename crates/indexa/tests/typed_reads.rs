@@ -3,11 +3,14 @@
 //! `from_value` gives for the generic value. On the backend under test (see `support`).
 
 mod support;
+mod visits;
 
 use indexa::{
-    from_value, parse_value, CursorDirection, Key, KeyPath, KeyRange, Query, TransactionMode,
+    from_value, parse_value, CursorDirection, Database, Key, KeyPath, KeyRange, Query,
+    TransactionMode,
 };
 use serde::Deserialize;
+use visits::Visits;
 
 #[derive(Debug, PartialEq, Deserialize)]
 struct City {
@@ -26,25 +29,36 @@ fn city(id: u32, name: &str, country: &str, pop: Option<u64>) -> City {
     }
 }
 
-#[test]
-fn typed_reads_give_the_records_as_structs() -> indexa::Result<()> {
-    let factory = support::factory();
-    let db = factory.open("typed", Some(1), |tx, _, _| {
+/// Database `name` with object store "cities" (key path `id`, index "country") holding
+/// `records` (JSON text).
+fn cities(factory: &indexa::Factory, name: &str, records: &[&str]) -> indexa::Result<Database> {
+    let db = factory.open(name, Some(1), |tx, _, _| {
         let s = tx.create_object_store("cities", Some(KeyPath::parse("id")?), false)?;
         s.create_index("country", KeyPath::parse("country")?, false, false)?;
         Ok(())
     })?;
     let tx = db.transaction(&["cities"], TransactionMode::ReadWrite)?;
     let store = tx.object_store("cities")?;
-    for text in [
-        r#"{"id":1,"name":"Ávila","country":"ES","pop":57744,"walls":true}"#,
-        r#"{"id":2,"name":"Porto","country":"PT","pop":null}"#,
-        r#"{"id":3,"name":"Braga","country":"PT"}"#,
-        r#"{"id":4,"name":"Lone \ud800","country":"XX"}"#,
-    ] {
+    for text in records {
         store.put(parse_value(text)?, None)?;
     }
     tx.commit()?;
+    Ok(db)
+}
+
+#[test]
+fn typed_reads_give_the_records_as_structs() -> indexa::Result<()> {
+    let factory = support::factory();
+    let db = cities(
+        &factory,
+        "typed",
+        &[
+            r#"{"id":1,"name":"Ávila","country":"ES","pop":57744,"walls":true}"#,
+            r#"{"id":2,"name":"Porto","country":"PT","pop":null}"#,
+            r#"{"id":3,"name":"Braga","country":"PT"}"#,
+            r#"{"id":4,"name":"Lone \ud800","country":"XX"}"#,
+        ],
+    )?;
 
     let tx = db.transaction(&["cities"], TransactionMode::ReadOnly)?;
     let store = tx.object_store("cities")?;
@@ -106,60 +120,20 @@ fn typed_reads_give_the_records_as_structs() -> indexa::Result<()> {
     Ok(())
 }
 
-/// Collects what a visit reports: strings as they are, other kinds by name.
-#[derive(Default)]
-struct Seen(Vec<String>);
-
-impl indexa::ValueVisitor for Seen {
-    fn undefined(&mut self) {
-        self.0.push("undefined".into());
-    }
-    fn null(&mut self) {
-        self.0.push("null".into());
-    }
-    fn boolean(&mut self, b: bool) {
-        self.0.push(format!("{b}"));
-    }
-    fn number(&mut self, n: f64) {
-        self.0.push(format!("{n}"));
-    }
-    fn date(&mut self, time: f64) {
-        self.0.push(format!("date {time}"));
-    }
-    fn string(&mut self, text: indexa::StoredText<'_>) {
-        self.0.push(format!("{text:?}"));
-    }
-    fn binary(&mut self, bytes: &[u8]) {
-        self.0.push(format!("{bytes:?}"));
-    }
-    fn array(&mut self, len: usize) {
-        self.0.push(format!("array {len}"));
-    }
-    fn object(&mut self, len: usize) {
-        self.0.push(format!("object {len}"));
-    }
-    fn name(&mut self, name: indexa::StoredText<'_>) {
-        self.0.push(format!("name {name:?}"));
-    }
-}
-
 #[test]
 fn gets_with_a_visitor_report_the_first_record_in_range() -> indexa::Result<()> {
     let factory = support::factory();
-    let db = factory.open("visits", Some(1), |tx, _, _| {
-        let s = tx.create_object_store("cities", Some(KeyPath::parse("id")?), false)?;
-        s.create_index("country", KeyPath::parse("country")?, false, false)?;
-        Ok(())
-    })?;
-    let tx = db.transaction(&["cities"], TransactionMode::ReadWrite)?;
+    let db = cities(
+        &factory,
+        "visits",
+        &[
+            r#"{"id":1,"name":"Ávila","country":"ES"}"#,
+            r#"{"id":2,"name":"Porto","country":"PT","walls":[true,null]}"#,
+        ],
+    )?;
+    let tx = db.transaction(&["cities"], TransactionMode::ReadOnly)?;
     let store = tx.object_store("cities")?;
-    for text in [
-        r#"{"id":1,"name":"Ávila","country":"ES"}"#,
-        r#"{"id":2,"name":"Porto","country":"PT","walls":[true,null]}"#,
-    ] {
-        store.put(parse_value(text)?, None)?;
-    }
-    let mut seen = Seen::default();
+    let mut seen = Visits::default();
     assert!(store.get_with(Key::Number(2.0), &mut seen)?);
     let porto = [
         "object 4",
@@ -175,13 +149,13 @@ fn gets_with_a_visitor_report_the_first_record_in_range() -> indexa::Result<()> 
         "null",
     ];
     assert_eq!(seen.0, porto);
-    let mut none = Seen::default();
+    let mut none = Visits::default();
     assert!(!store.get_with(Key::Number(3.0), &mut none)?);
     assert!(!store
         .index("country")?
         .get_with(Key::from("FR"), &mut none)?);
     assert!(none.0.is_empty());
-    let mut first = Seen::default();
+    let mut first = Visits::default();
     assert!(store
         .index("country")?
         .get_with(KeyRange::lower_bound(Key::from("A"), false), &mut first)?);
