@@ -217,7 +217,9 @@ function takeWaitedRow(cursor, more, err, rows) {
     ci.ahead = { rows, at: 4 };
     ci.more = null;
     ci.skipped++;
-    if (!rows[0]) readMore(cursor);
+    // After abort() or commit() no further step can use more rows.
+    const state = ci.tx[internal].state;
+    if (!rows[0] && state !== 'finished' && state !== 'committing') readMore(cursor);
   }
   settle(ci.tx, ci.request, () => positioned(cursor, rows, 1), null, undefined);
 }

@@ -183,21 +183,24 @@ pub fn row(out: &mut Vec<u8>, cursor: &Cursor, inject: Option<&KeyPath>) -> inde
         w,
         serialized: false,
     };
-    match cursor.visit_value(&mut t) {
-        Ok(true) if t.serialized => {
+    let written = match cursor.visit_value(&mut t) {
+        Ok(true) if t.serialized => cursor.value().map(|value| {
             out.truncate(value_at);
-            if let Some(value) = cursor.value()? {
+            if let Some(value) = value {
                 Writer(out).stored_value(value, inject);
             }
+        }),
+        Ok(true) => Ok(()),
+        Ok(false) => {
+            t.w.0.push(TAG_UNDEFINED);
+            Ok(())
         }
-        Ok(true) => {}
-        Ok(false) => t.w.0.push(TAG_UNDEFINED),
-        Err(e) => {
-            out.truncate(start);
-            return Err(e);
-        }
+        Err(e) => Err(e),
+    };
+    if written.is_err() {
+        out.truncate(start);
     }
-    Ok(true)
+    written.map(|()| true)
 }
 
 /// The result of a `get` in the reply's form (as [`values`] writes it with `single`): the value

@@ -283,7 +283,7 @@ impl StoredValue {
                 return Ok(evaluate_identifiers(&value, rest).map(Cow::into_owned));
             }
             reader.byte()?;
-            let mut left = reader.container(TAG_OBJECT, depth)?;
+            let mut left = reader.container(TAG_OBJECT, depth, 0)?;
             loop {
                 if left == 0 {
                     return Ok(None);

@@ -483,17 +483,18 @@ impl<'a> Reader<'a> {
         }
     }
 
-    /// A small int's value.
+    /// The value of a small int whose tag was just read.
     pub(crate) fn small_int(&mut self) -> Result<f64> {
-        let start = self.pos;
+        let start = self.pos - 1;
         let z = u32::try_from(self.varint()?)
             .map_err(|_| corrupt(start, "small int out of i32 range"))?;
         Ok(f64::from(((z >> 1) as i32) ^ -((z & 1) as i32)))
     }
 
     /// The element or property count of an array or object at `depth` whose tag was just
-    /// read, refusing nesting past [`MAX_VALUE_DEPTH`].
-    pub(crate) fn container(&mut self, tag: u8, depth: usize) -> Result<usize> {
+    /// read, refusing nesting past [`MAX_VALUE_DEPTH`]; `pending` other items still need at
+    /// least a byte each (see [`Reader::count`]).
+    pub(crate) fn container(&mut self, tag: u8, depth: usize, pending: usize) -> Result<usize> {
         if depth >= MAX_VALUE_DEPTH {
             return Err(corrupt(
                 self.pos - 1,
@@ -501,7 +502,7 @@ impl<'a> Reader<'a> {
             ));
         }
         // A property takes at least two bytes: an empty name's length and a tag.
-        self.count(if tag == TAG_ARRAY { 1 } else { 2 }, 0)
+        self.count(if tag == TAG_ARRAY { 1 } else { 2 }, pending)
     }
 
     /// Reads past one value at `depth`, checking it as [`Reader::value`] does (the same input
@@ -514,8 +515,13 @@ impl<'a> Reader<'a> {
     /// accepted and refused), and reports what it holds to `visitor` (see [`ValueVisitor`]);
     /// an explicit stack, no native recursion.
     fn walk(&mut self, depth: usize, visitor: &mut impl ValueVisitor) -> Result<()> {
-        // Per open array or object: the members still to read, and an object's names so far.
-        let mut stack: Vec<(usize, Option<PropertyNames<'a>>)> = Vec::new();
+        // Per open array or object: the members still to read, an object's names so far, and
+        // the name of the property being read, with where it starts (checked against the
+        // others once its value is read, as `Reader::value` does).
+        type Open<'a> = (usize, Option<PropertyNames<'a>>, Option<(&'a [u8], usize)>);
+        let mut stack: Vec<Open<'a>> = Vec::new();
+        // The members the open arrays and objects still expect, after the one being read.
+        let mut pending: usize = 0;
         loop {
             let start = self.pos;
             match self.byte()? {
@@ -535,27 +541,32 @@ impl<'a> Reader<'a> {
                     visitor.binary(self.take(len)?);
                 }
                 tag @ (TAG_ARRAY | TAG_OBJECT) => {
-                    let n = self.container(tag, depth + stack.len())?;
+                    let n = self.container(tag, depth + stack.len(), pending)?;
+                    pending += n;
                     if tag == TAG_ARRAY {
                         visitor.array(n);
                     } else {
                         visitor.object(n);
                     }
                     let names = (tag == TAG_OBJECT).then(PropertyNames::default);
-                    stack.push((n, names));
+                    stack.push((n, names, None));
                 }
                 other => return Err(corrupt(start, &format!("unknown tag 0x{other:02X}"))),
             }
             loop {
-                let Some((left, names)) = stack.last_mut() else {
+                let Some((left, names, read)) = stack.last_mut() else {
                     return Ok(());
                 };
+                if let (Some(names), Some((name, at))) = (names.as_mut(), read.take()) {
+                    names.insert(name, at)?;
+                }
                 if *left == 0 {
                     stack.pop();
                     continue;
                 }
                 *left -= 1;
-                if let Some(names) = names {
+                pending -= 1;
+                if names.is_some() {
                     let at = self.pos;
                     let len = self.count(1, 0)?;
                     let name = self.take(len)?;
@@ -568,7 +579,7 @@ impl<'a> Reader<'a> {
                             visitor.name(StoredText::Units(&units));
                         }
                     }
-                    names.insert(name, at)?;
+                    *read = Some((name, at));
                 }
                 break;
             }
@@ -591,12 +602,7 @@ impl<'a> Reader<'a> {
                 TAG_FALSE => Value::Bool(false),
                 TAG_TRUE => Value::Bool(true),
                 TAG_NUMBER => Value::Number(self.f64_bits()?),
-                TAG_SMALL_INT => {
-                    let z = u32::try_from(self.varint()?)
-                        .map_err(|_| corrupt(start, "small int out of i32 range"))?;
-                    let i = ((z >> 1) as i32) ^ -((z & 1) as i32);
-                    Value::Number(f64::from(i))
-                }
+                TAG_SMALL_INT => Value::Number(self.small_int()?),
                 TAG_STRING => Value::String(self.wtf8()?),
                 TAG_DATE => Value::Date(self.f64_bits()?),
                 TAG_BINARY => {
@@ -604,15 +610,7 @@ impl<'a> Reader<'a> {
                     Value::Binary(self.take(len)?.to_vec())
                 }
                 TAG_ARRAY | TAG_OBJECT => {
-                    if depth + stack.len() >= MAX_VALUE_DEPTH {
-                        return Err(corrupt(
-                            start,
-                            &format!("nesting deeper than {MAX_VALUE_DEPTH}"),
-                        ));
-                    }
-                    // A property takes at least two bytes: an empty name's length and a tag.
-                    let min_item_bytes = if tag == TAG_ARRAY { 1 } else { 2 };
-                    let n = self.count(min_item_bytes, pending)?;
+                    let n = self.container(tag, depth + stack.len(), pending)?;
                     if n == 0 && tag == TAG_ARRAY {
                         Value::Array(Vec::new())
                     } else if n == 0 {
@@ -1145,7 +1143,7 @@ mod tests {
 
     #[test]
     fn a_visit_refuses_what_decoding_refuses() {
-        // A repeated property name, after the visitor was shown the first.
+        // A repeated property name, refused once its value is read, as decoding does.
         let bytes = [
             VALUE_FORMAT_VERSION,
             TAG_OBJECT,
@@ -1162,7 +1160,13 @@ mod tests {
         assert_eq!(err, decode_value(&bytes).unwrap_err());
         assert_eq!(
             seen.log,
-            ["object 2", "name Utf8(\"x\")", "null", "name Utf8(\"x\")"]
+            [
+                "object 2",
+                "name Utf8(\"x\")",
+                "null",
+                "name Utf8(\"x\")",
+                "null"
+            ]
         );
         let mut seen = Rebuild::default();
         assert_eq!(
@@ -1180,6 +1184,22 @@ mod tests {
             visit_value(&encode_value(&v), &mut seen).unwrap();
             let back = seen.done.unwrap();
             prop_assert!(same_value(&back, &v, true), "{:?} came back as {:?}", v, back);
+        }
+
+        #[test]
+        fn a_visit_fails_where_and_as_decoding_fails(
+            v in value(),
+            at in any::<usize>(),
+            byte in any::<u8>(),
+            cut in any::<bool>(),
+        ) {
+            let mut bytes = encode_value(&v);
+            let i = at % bytes.len();
+            bytes[i] = byte;
+            if cut {
+                bytes.truncate(i + 1);
+            }
+            prop_assert_eq!(check_value(&bytes), decode_value(&bytes).map(|_| ()));
         }
 
         #[test]

@@ -87,8 +87,8 @@ impl<'r, 'a> Stored<'r, 'a> {
                 let len = r.count(1, 0)?;
                 Head::Binary(r.take(len)?)
             }
-            TAG_ARRAY => Head::Array(r.container(TAG_ARRAY, self.depth)?),
-            TAG_OBJECT => Head::Object(r.container(TAG_OBJECT, self.depth)?),
+            TAG_ARRAY => Head::Array(r.container(TAG_ARRAY, self.depth, 0)?),
+            TAG_OBJECT => Head::Object(r.container(TAG_OBJECT, self.depth, 0)?),
             other => return Err(corrupt(start, &format!("unknown tag 0x{other:02X}"))),
         })
     }
@@ -1133,7 +1133,7 @@ mod tests {
             return stored.properties.is_none();
         }
         reader.byte().unwrap();
-        let n = reader.container(TAG_OBJECT, 0).unwrap();
+        let n = reader.container(TAG_OBJECT, 0, 0).unwrap();
         let mut read = Vec::new();
         for _ in 0..n {
             let len = reader.count(1, 0).unwrap();
