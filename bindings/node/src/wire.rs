@@ -97,7 +97,7 @@ pub fn reply(out: &mut Vec<u8>, reply: Reply) {
 /// Appends a successful reply's result.
 fn payload(out: &mut Vec<u8>, payload: Payload) {
     match payload {
-        Payload::Values(v, inject) => values(out, &v, inject.as_ref(), false),
+        Payload::Values(v, inject) => values(out, &v, inject.as_ref()),
         Payload::Records(r, inject) => records(out, &r, inject.as_ref()),
         Payload::Rows(r, at_end) => rows(out, &r, at_end),
         Payload::Encoded(bytes) => out.extend_from_slice(&bytes),
@@ -129,18 +129,9 @@ fn payload(out: &mut Vec<u8>, payload: Payload) {
     }
 }
 
-/// Appends the values of a `get` (`single`: at most one) or `getAll` to `out`.
-pub fn values(out: &mut Vec<u8>, values: &[Value], inject: Option<&KeyPath>, single: bool) {
-    let values = if single {
-        &values[..values.len().min(1)]
-    } else {
-        values
-    };
-    let mut w = Writer::new(
-        out,
-        if single { KIND_VALUE } else { KIND_VALUES },
-        values.len(),
-    );
+/// Appends the values of a `getAll` to `out`.
+pub fn values(out: &mut Vec<u8>, values: &[Value], inject: Option<&KeyPath>) {
+    let mut w = Writer::new(out, KIND_VALUES, values.len());
     for v in values {
         w.stored_value(v, inject);
     }
@@ -164,9 +155,8 @@ pub fn rows(out: &mut Vec<u8>, rows: &Rows, at_end: bool) {
 }
 
 /// Appends the record `cursor` is on, as one row of a cursor step (see [`rows`]), to `out`:
-/// its key, its primary key, and its value (`undefined` for a key cursor's row) read straight
-/// from the stored bytes ([`Transcoder`]), or, for a value stored with its serialization, as
-/// [`values`] writes it (`inject` as there). False, with nothing written, past the end.
+/// its key, its primary key, and its value as [`transcoded_value`] writes it (`undefined` for
+/// a key cursor's row). False, with nothing written, past the end.
 ///
 /// # Errors
 /// The engine's error for a damaged value; nothing of the row is left in `out`.
@@ -178,57 +168,68 @@ pub fn row(out: &mut Vec<u8>, cursor: &Cursor, inject: Option<&KeyPath>) -> inde
     let mut w = Writer(out);
     w.key(key);
     w.key(cursor.primary_key().unwrap_or(key));
-    let value_at = w.0.len();
-    let mut t = Transcoder {
-        w,
-        serialized: false,
-    };
-    let written = match cursor.visit_value(&mut t) {
-        Ok(true) if t.serialized => cursor.value().map(|value| {
-            out.truncate(value_at);
-            if let Some(value) = value {
-                Writer(out).stored_value(value, inject);
-            }
-        }),
-        Ok(true) => Ok(()),
-        Ok(false) => {
-            t.w.0.push(TAG_UNDEFINED);
-            Ok(())
+    match transcoded_value(out, |t| cursor.visit_value(t), || cursor.value(), inject) {
+        Ok(true) => {}
+        Ok(false) => out.push(TAG_UNDEFINED),
+        Err(e) => {
+            out.truncate(start);
+            return Err(e);
         }
-        Err(e) => Err(e),
-    };
-    if written.is_err() {
-        out.truncate(start);
     }
-    written.map(|()| true)
+    Ok(true)
 }
 
-/// The result of a `get` in the reply's form (as [`values`] writes it with `single`): the value
-/// that `visit` reports to a [`Transcoder`] straight from its stored bytes, or none when
-/// `visit` finds no record. A value stored with its serialization is read again with `read`
-/// and written from the engine's value (`inject` as for [`values`]).
+/// The result of a `get` in the reply's form: [`KIND_VALUE`], a count of 0 or 1, and the value
+/// as [`transcoded_value`] writes it.
 ///
 /// # Errors
 /// Those of `visit` and `read`.
-pub(crate) fn get_reply(
+pub(crate) fn get_reply<V: std::borrow::Borrow<Value>>(
     visit: impl FnOnce(&mut Transcoder<'_>) -> indexa::Result<bool>,
-    read: impl FnOnce() -> indexa::Result<Option<Value>>,
+    read: impl FnOnce() -> indexa::Result<Option<V>>,
     inject: Option<&KeyPath>,
 ) -> indexa::Result<Vec<u8>> {
     let mut out = vec![KIND_VALUE, 1];
+    if transcoded_value(&mut out, visit, read, inject)? {
+        Ok(out)
+    } else {
+        Ok(vec![KIND_VALUE, 0])
+    }
+}
+
+/// Appends the value that `visit` reports to a [`Transcoder`] straight from its stored bytes
+/// to `out`; false, with nothing written, when `visit` finds none. A value that may be one
+/// stored with its serialization is read again with `read` and written from the engine's
+/// value by [`Writer::stored_value`] (`inject` as for [`values`]).
+///
+/// # Errors
+/// Those of `visit` and `read`; nothing is left in `out`.
+fn transcoded_value<V: std::borrow::Borrow<Value>>(
+    out: &mut Vec<u8>,
+    visit: impl FnOnce(&mut Transcoder<'_>) -> indexa::Result<bool>,
+    read: impl FnOnce() -> indexa::Result<Option<V>>,
+    inject: Option<&KeyPath>,
+) -> indexa::Result<bool> {
+    let start = out.len();
     let mut t = Transcoder {
-        w: Writer(&mut out),
+        w: Writer(out),
         serialized: false,
     };
-    if !visit(&mut t)? {
-        return Ok(vec![KIND_VALUE, 0]);
+    let visited = visit(&mut t);
+    let written = match visited {
+        Ok(true) if t.serialized => read().map(|value| {
+            out.truncate(start);
+            if let Some(value) = value {
+                Writer(out).stored_value(value.borrow(), inject);
+            }
+            true
+        }),
+        other => other,
+    };
+    if !matches!(written, Ok(true)) {
+        out.truncate(start);
     }
-    if t.serialized {
-        let value = read()?;
-        out.truncate(0);
-        values(&mut out, value.as_slice(), inject, true);
-    }
-    Ok(out)
+    written
 }
 
 /// Writes a stored value in the reply's form as [`indexa::visit_value`] reads it, without
@@ -844,7 +845,8 @@ mod tests {
 
     /// `v` as the result of a `get`, written from the engine's value.
     fn values_single(out: &mut Vec<u8>, v: &Value) {
-        values(out, std::slice::from_ref(v), None, true);
+        out.extend([KIND_VALUE, 1]);
+        Writer(out).stored_value(v, None);
     }
 
     /// The bytes of one reply: its op id, the length of the rest, then the rest.

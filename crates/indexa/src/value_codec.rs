@@ -104,6 +104,8 @@ pub fn decode_value(bytes: &[u8]) -> Result<Value> {
 /// # Errors
 /// As [`decode_value`]; the visitor may have been given the part of the value read before the
 /// fault.
+///
+/// Source: the layout in the module docs.
 pub fn visit_value(bytes: &[u8], visitor: &mut impl ValueVisitor) -> Result<()> {
     let mut reader = Reader::start(bytes)?;
     reader.walk(0, visitor)?;
