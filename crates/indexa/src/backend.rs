@@ -49,12 +49,87 @@ pub(crate) struct IndexRow {
     pub multi_entry: bool,
 }
 
-/// A record as stored: encoded key and encoded value (`None` when not asked for).
-pub(crate) type RawRecord = (Vec<u8>, Option<Vec<u8>>);
+/// Records or index entries read in one query, in its order, with their bytes in one buffer:
+/// one allocation per read instead of one per key and value. Each row is its encoded key,
+/// then (index entries) its encoded primary key, then (when asked for) the record's stored
+/// value.
+#[derive(Debug, Clone)]
+pub(crate) struct Rows {
+    bytes: Vec<u8>,
+    /// Per row, where in `bytes` its key ends, its primary key ends and its value ends (the
+    /// row starts where the one before ends).
+    ends: Vec<[usize; 3]>,
+    with_primary_key: bool,
+    with_value: bool,
+}
 
-/// An index entry as stored: encoded index key, encoded primary key, and the record's
-/// encoded value when asked for.
-pub(crate) type RawEntry = (Vec<u8>, Vec<u8>, Option<Vec<u8>>);
+impl Rows {
+    /// No rows yet; each row to come will have a primary key when `with_primary_key` (index
+    /// entries) and a value when `with_value`.
+    pub(crate) fn new(with_primary_key: bool, with_value: bool) -> Rows {
+        Rows {
+            bytes: Vec::new(),
+            ends: Vec::new(),
+            with_primary_key,
+            with_value,
+        }
+    }
+
+    /// Appends a row; `primary_key` and `value` are ignored unless the batch has them.
+    pub(crate) fn push(&mut self, key: &[u8], primary_key: &[u8], value: &[u8]) {
+        self.bytes.extend_from_slice(key);
+        let key_end = self.bytes.len();
+        if self.with_primary_key {
+            self.bytes.extend_from_slice(primary_key);
+        }
+        let primary_key_end = self.bytes.len();
+        if self.with_value {
+            self.bytes.extend_from_slice(value);
+        }
+        self.ends.push([key_end, primary_key_end, self.bytes.len()]);
+    }
+
+    /// Whether the rows have a primary key and whether they have a value.
+    pub(crate) fn holds(&self) -> (bool, bool) {
+        (self.with_primary_key, self.with_value)
+    }
+
+    /// How many rows there are.
+    pub(crate) fn len(&self) -> usize {
+        self.ends.len()
+    }
+
+    /// True when there is no row.
+    pub(crate) fn is_empty(&self) -> bool {
+        self.ends.is_empty()
+    }
+
+    /// Every row, in order, as [`Rows::row`] gives it.
+    pub(crate) fn iter(&self) -> impl Iterator<Item = (&[u8], Option<&[u8]>, Option<&[u8]>)> {
+        (0..self.len()).map(|i| self.row(i))
+    }
+
+    /// The bytes of every row together.
+    pub(crate) fn byte_len(&self) -> usize {
+        self.bytes.len()
+    }
+
+    /// Row `i`: its encoded key, encoded primary key (`None` for records, whose key is the
+    /// primary key) and stored value (`None` when not asked for).
+    ///
+    /// # Panics
+    /// When `i` is not below [`Rows::len`].
+    pub(crate) fn row(&self, i: usize) -> (&[u8], Option<&[u8]>, Option<&[u8]>) {
+        let start = if i == 0 { 0 } else { self.ends[i - 1][2] };
+        let [key_end, primary_key_end, end] = self.ends[i];
+        (
+            &self.bytes[start..key_end],
+            self.with_primary_key
+                .then(|| &self.bytes[key_end..primary_key_end]),
+            self.with_value.then(|| &self.bytes[primary_key_end..end]),
+        )
+    }
+}
 
 /// Where an index cursor looks for its next entry.
 pub(crate) struct IndexStep<'a> {
@@ -185,7 +260,7 @@ pub(crate) trait StorageConnection: Send {
         descending: bool,
         limit: u32,
         with_values: bool,
-    ) -> Result<Vec<RawRecord>>;
+    ) -> Result<Rows>;
     fn count_records(&self, store_id: i64, range: &EncodedRange) -> Result<u64>;
     /// Deletes the records of a store in a range (index entries are the caller's business).
     fn delete_records(&self, store_id: i64, range: &EncodedRange) -> Result<()>;
@@ -202,7 +277,7 @@ pub(crate) trait StorageConnection: Send {
         target: Option<&[u8]>,
         with_value: bool,
         limit: u32,
-    ) -> Result<Vec<RawRecord>>;
+    ) -> Result<Rows>;
 
     // ---- index entries ----
 
@@ -225,7 +300,7 @@ pub(crate) trait StorageConnection: Send {
         unique: bool,
         limit: u32,
         with_values: bool,
-    ) -> Result<Vec<RawEntry>>;
+    ) -> Result<Rows>;
     fn count_index_entries(&self, index_id: i64, range: &EncodedRange) -> Result<u64>;
     /// The next entries of an index cursor in `range` (see [`IndexStep`]), at most `limit`
     /// (at least 1), in the cursor's order.
@@ -239,15 +314,16 @@ pub(crate) trait StorageConnection: Send {
         step: &IndexStep<'_>,
         with_value: bool,
         limit: u32,
-    ) -> Result<Vec<RawEntry>>;
-    /// The entry with the lowest primary key among those with index key `key`.
+    ) -> Result<Rows>;
+    /// The entry with the lowest primary key among those with index key `key` (no row when
+    /// there is none).
     fn first_entry_with_key(
         &self,
         index_id: i64,
         store_id: i64,
         key: &[u8],
         with_value: bool,
-    ) -> Result<Option<RawEntry>>;
+    ) -> Result<Rows>;
 
     /// The SQLite connection underneath, for tests of SQLite's settings.
     #[cfg(test)]

@@ -6,13 +6,12 @@
 //! A [`Cursor`] holds only its position; every step takes the [`Transaction`] it was opened
 //! in, so a caller (such as a JavaScript binding) can advance it one request at a time.
 
-use std::collections::VecDeque;
 use std::str::FromStr;
-use std::sync::OnceLock;
+use std::sync::{Arc, OnceLock};
 
 use serde::de::DeserializeOwned;
 
-use crate::backend::{IndexStep, StorageConnection};
+use crate::backend::{IndexStep, Rows, StorageConnection};
 use crate::error::{Error, Result};
 use crate::key::Key;
 use crate::key_encoding::{decode_key, encode_key};
@@ -108,54 +107,69 @@ impl CursorSource {
 }
 
 /// The record a cursor is on.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone)]
 struct Position {
     key: Key,
     primary_key: Key,
-    /// The stored value's bytes.
-    value: Option<Vec<u8>>,
+    /// The row read: the encoded keys and the stored value's bytes.
+    row: Row,
     /// The value decoded (which checks the bytes): when the cursor moved here, or, on a
     /// cursor read with [`Cursor::value_as`] or [`Cursor::visit_value`], by the first
     /// [`Cursor::value`] at this position.
     decoded: OnceLock<Value>,
-    encoded_key: Vec<u8>,
-    /// `None` on a store cursor, whose key is the primary key.
-    encoded_primary_key: Option<Vec<u8>>,
 }
 
-impl Position {
+/// A row a cursor read: row `index` of rows read together, which it shares.
+#[derive(Debug, Clone)]
+struct Row {
+    rows: Arc<Rows>,
+    index: usize,
+}
+
+impl Row {
+    /// The first of `rows`, if any.
+    fn first(rows: Rows) -> Option<Row> {
+        (!rows.is_empty()).then(|| Row {
+            rows: Arc::new(rows),
+            index: 0,
+        })
+    }
+
+    fn encoded_key(&self) -> &[u8] {
+        self.rows.row(self.index).0
+    }
+
+    /// The encoded primary key: a store cursor's row holds it once, as its key.
     fn encoded_primary_key(&self) -> &[u8] {
-        self.encoded_primary_key
-            .as_deref()
-            .unwrap_or(&self.encoded_key)
+        let (key, primary_key, _) = self.rows.row(self.index);
+        primary_key.unwrap_or(key)
+    }
+
+    /// The stored value's bytes, when they were read.
+    fn value(&self) -> Option<&[u8]> {
+        self.rows.row(self.index).2
     }
 }
 
-/// A row a cursor read: the encoded key, the encoded primary key (`None` on a store cursor,
-/// whose key is the primary key: the row holds it once), and the stored value's bytes when
-/// they were read.
-type Row = (Vec<u8>, Option<Vec<u8>>, Option<Vec<u8>>);
-
 /// Decodes a row into a position. The value is decoded unless `typed`: a typed read decodes
 /// (and so checks) the bytes itself, so checking them here too would read every value twice.
-fn position_of((encoded_key, encoded_primary_key, value): Row, typed: bool) -> Result<Position> {
-    let key = decode_key(&encoded_key).map_err(corrupt)?;
-    let primary_key = match &encoded_primary_key {
+fn position_of(row: Row, typed: bool) -> Result<Position> {
+    let (encoded_key, encoded_primary_key, value) = row.rows.row(row.index);
+    let key = decode_key(encoded_key).map_err(corrupt)?;
+    let primary_key = match encoded_primary_key {
         None => key.clone(),
         Some(pk) => decode_key(pk).map_err(corrupt)?,
     };
     let decoded = OnceLock::new();
-    if let (Some(bytes), false) = (&value, typed) {
+    if let (Some(bytes), false) = (value, typed) {
         // Just made, so the cell is empty and the set succeeds.
         let _ = decoded.set(decode_value(bytes)?);
     }
     Ok(Position {
         key,
         primary_key,
-        value,
+        row,
         decoded,
-        encoded_key,
-        encoded_primary_key,
     })
 }
 
@@ -201,7 +215,9 @@ fn next_batch_size(doubled: u32, rows: usize, bytes: usize) -> u32 {
 /// while the transaction has written nothing since they were read ([`Transaction::writes`]).
 #[derive(Debug, Clone, Default)]
 struct ReadAhead {
-    rows: VecDeque<Row>,
+    /// The rows of the last read, those before `next` already used.
+    rows: Option<Arc<Rows>>,
+    next: usize,
     /// The transaction's write count when `rows` were read.
     writes: u64,
     /// True when the last read reached the end of the range: nothing lies beyond `rows`.
@@ -209,6 +225,27 @@ struct ReadAhead {
     /// How many rows the next read asks for; doubles up to [`MAX_READ_AHEAD`], so a cursor
     /// used for a record or two reads little.
     next_batch: u32,
+}
+
+impl ReadAhead {
+    /// The next row read ahead, if any is left.
+    fn pop(&mut self) -> Option<Row> {
+        let rows = self.rows.as_ref()?;
+        if self.next >= rows.len() {
+            return None;
+        }
+        self.next += 1;
+        Some(Row {
+            rows: Arc::clone(rows),
+            index: self.next - 1,
+        })
+    }
+
+    /// Forgets the rows read ahead, so the next plain step reads again.
+    fn clear(&mut self) {
+        self.rows = None;
+        self.at_end = false;
+    }
 }
 
 impl Cursor {
@@ -260,7 +297,7 @@ impl Cursor {
         let Some(position) = self.position.as_ref() else {
             return Ok(None);
         };
-        let Some(bytes) = position.value.as_deref() else {
+        let Some(bytes) = position.row.value() else {
             return Ok(None);
         };
         if let Some(value) = position.decoded.get() {
@@ -282,7 +319,7 @@ impl Cursor {
     pub fn value_as<T: DeserializeOwned>(&self) -> Result<Option<T>> {
         // Already set after the first call; either way the cursor is now a typed reader.
         let _ = self.typed.set(());
-        let Some(bytes) = self.position.as_ref().and_then(|p| p.value.as_deref()) else {
+        let Some(bytes) = self.position.as_ref().and_then(|p| p.row.value()) else {
             return Ok(None);
         };
         match decode_value_as(bytes) {
@@ -307,7 +344,7 @@ impl Cursor {
     pub fn visit_value(&self, visitor: &mut impl ValueVisitor) -> Result<bool> {
         // Already set after the first call; either way the cursor now reads values on demand.
         let _ = self.typed.set(());
-        let Some(bytes) = self.position.as_ref().and_then(|p| p.value.as_deref()) else {
+        let Some(bytes) = self.position.as_ref().and_then(|p| p.row.value()) else {
             return Ok(false);
         };
         visit_value(bytes, visitor)?;
@@ -369,9 +406,9 @@ impl Cursor {
         let target = key.map(encode_key);
         if let Some(t) = &target {
             let behind = if self.direction.is_reverse() {
-                *t >= position.encoded_key
+                t.as_slice() >= position.row.encoded_key()
             } else {
-                *t <= position.encoded_key
+                t.as_slice() <= position.row.encoded_key()
             };
             if behind {
                 return Err(Error::Data(
@@ -412,8 +449,8 @@ impl Cursor {
         let pk = encode_key(primary_key);
         let target = (k.as_slice(), pk.as_slice());
         let here = (
-            position.encoded_key.as_slice(),
-            position.encoded_primary_key(),
+            position.row.encoded_key(),
+            position.row.encoded_primary_key(),
         );
         let behind = if self.direction.is_reverse() {
             target >= here
@@ -518,8 +555,7 @@ impl Cursor {
             }
             Err(e) => {
                 self.position = old;
-                self.ahead.rows.clear();
-                self.ahead.at_end = false;
+                self.ahead.clear();
                 Err(e)
             }
         }
@@ -543,16 +579,13 @@ impl Cursor {
             } else {
                 (None, None)
             };
-            let here = match &last {
-                Some((k, pk, _)) => Some((k.as_slice(), pk.as_deref().unwrap_or(k))),
-                None => old.map(|p| (p.encoded_key.as_slice(), p.encoded_primary_key())),
-            };
+            let here = last.as_ref().or(old.map(|p| &p.row));
+            let here = here.map(|r| (r.encoded_key(), r.encoded_primary_key()));
             let next = if key.is_none() && !self.direction.is_unique() {
                 self.next_read_ahead(&*conn, tx.writes(), here)?
             } else {
-                self.ahead.rows.clear();
-                self.ahead.at_end = false;
-                self.step(&*conn, here, key, primary_key, 1)?.pop_front()
+                self.ahead.clear();
+                Row::first(self.step(&*conn, here, key, primary_key, 1)?)
             };
             match next {
                 None => return Ok(None),
@@ -571,7 +604,7 @@ impl Cursor {
         here: Option<(&[u8], &[u8])>,
     ) -> Result<Option<Row>> {
         if self.ahead.writes == writes {
-            if let Some(row) = self.ahead.rows.pop_front() {
+            if let Some(row) = self.ahead.pop() {
                 return Ok(Some(row));
             }
             if self.ahead.at_end {
@@ -580,19 +613,13 @@ impl Cursor {
         }
         let batch = self.ahead.next_batch.clamp(1, MAX_READ_AHEAD);
         self.ahead.next_batch = (batch * 2).min(MAX_READ_AHEAD);
-        let mut rows = self.step(conn, here, None, None, batch)?;
-        let bytes = rows
-            .iter()
-            .map(|(k, pk, v)| {
-                k.len() + pk.as_ref().map_or(0, Vec::len) + v.as_ref().map_or(0, Vec::len)
-            })
-            .sum();
-        self.ahead.next_batch = next_batch_size(self.ahead.next_batch, rows.len(), bytes);
+        let rows = self.step(conn, here, None, None, batch)?;
+        self.ahead.next_batch = next_batch_size(self.ahead.next_batch, rows.len(), rows.byte_len());
         self.ahead.at_end = rows.len() < batch as usize;
         self.ahead.writes = writes;
-        let first = rows.pop_front();
-        self.ahead.rows = rows;
-        Ok(first)
+        self.ahead.rows = Some(Arc::new(rows));
+        self.ahead.next = 0;
+        Ok(self.ahead.pop())
     }
 
     /// Reads up to `limit` rows beyond `here` in the cursor's direction, the first at or
@@ -604,23 +631,19 @@ impl Cursor {
         key: Option<&[u8]>,
         primary_key: Option<&[u8]>,
         limit: u32,
-    ) -> Result<VecDeque<Row>> {
+    ) -> Result<Rows> {
         let descending = self.direction.is_reverse();
         let with_value = !self.key_only;
         let Some(index_id) = self.source.index_id else {
-            return Ok(conn
-                .step_store(
-                    self.source.store_id,
-                    &self.range,
-                    descending,
-                    here.map(|(k, _)| k),
-                    key,
-                    with_value,
-                    limit,
-                )?
-                .into_iter()
-                .map(|(k, v)| (k, None, v))
-                .collect());
+            return conn.step_store(
+                self.source.store_id,
+                &self.range,
+                descending,
+                here.map(|(k, _)| k),
+                key,
+                with_value,
+                limit,
+            );
         };
         let step = if self.direction.is_unique() {
             IndexStep {
@@ -647,18 +670,15 @@ impl Cursor {
             limit,
         )?;
         if self.direction != CursorDirection::PrevUnique {
-            return Ok(entries
-                .into_iter()
-                .map(|(k, pk, v)| (k, Some(pk), v))
-                .collect());
+            return Ok(entries);
         }
         // prevunique lands on the lowest primary key of the index key found.
-        let mut out = VecDeque::new();
-        for (k, _, _) in entries {
-            if let Some((k, pk, v)) =
-                conn.first_entry_with_key(index_id, self.source.store_id, &k, with_value)?
-            {
-                out.push_back((k, Some(pk), v));
+        let mut out = Rows::new(true, with_value);
+        for (k, _, _) in entries.iter() {
+            let first = conn.first_entry_with_key(index_id, self.source.store_id, k, with_value)?;
+            if !first.is_empty() {
+                let (k, pk, v) = first.row(0);
+                out.push(k, pk.unwrap_or_default(), v.unwrap_or_default());
             }
         }
         Ok(out)

@@ -4,7 +4,7 @@
 
 use serde::de::DeserializeOwned;
 
-use crate::backend::RawEntry;
+use crate::backend::Rows;
 use crate::cursor::{Cursor, CursorDirection, CursorSource};
 use crate::error::{Error, Result};
 use crate::key::Key;
@@ -131,9 +131,13 @@ impl<'t> Index<'t> {
         range: impl Into<KeyRange>,
         visitor: &mut impl ValueVisitor,
     ) -> Result<bool> {
-        match self.rows(Query::from(range.into()).count(1), true)?.pop() {
+        match self
+            .rows(Query::from(range.into()).count(1), true)?
+            .iter()
+            .next()
+        {
             Some((_, _, value)) => {
-                visit_value(value.as_deref().unwrap_or_default(), visitor)?;
+                visit_value(value.unwrap_or_default(), visitor)?;
                 Ok(true)
             }
             None => Ok(false),
@@ -147,8 +151,8 @@ impl<'t> Index<'t> {
     /// As [`Index::get_as`].
     pub fn get_all_as<T: DeserializeOwned>(&self, query: impl Into<Query>) -> Result<Vec<T>> {
         self.rows(query.into(), true)?
-            .into_iter()
-            .map(|(_, _, v)| decode_value_as(v.as_deref().unwrap_or_default()))
+            .iter()
+            .map(|(_, _, v)| decode_value_as(v.unwrap_or_default()))
             .collect()
     }
 
@@ -168,8 +172,8 @@ impl<'t> Index<'t> {
     pub fn get_all(&self, query: impl Into<Query>) -> Result<Vec<Value>> {
         // Only the values: the index keys and primary keys are not decoded.
         self.rows(query.into(), true)?
-            .into_iter()
-            .map(|(_, _, v)| decode_value(v.as_deref().unwrap_or_default()))
+            .iter()
+            .map(|(_, _, v)| decode_value(v.unwrap_or_default()))
             .collect()
     }
 
@@ -180,8 +184,8 @@ impl<'t> Index<'t> {
     /// As [`Index::get`].
     pub fn get_all_keys(&self, query: impl Into<Query>) -> Result<Vec<Key>> {
         self.rows(query.into(), false)?
-            .into_iter()
-            .map(|(_, pk, _)| decode_key(&pk).map_err(corrupt))
+            .iter()
+            .map(|(_, pk, _)| decode_key(pk.unwrap_or_default()).map_err(corrupt))
             .collect()
     }
 
@@ -192,19 +196,19 @@ impl<'t> Index<'t> {
     /// As [`Index::get`].
     pub fn get_all_records(&self, query: impl Into<Query>) -> Result<Vec<Record>> {
         self.rows(query.into(), true)?
-            .into_iter()
+            .iter()
             .map(|(k, pk, v)| {
                 Ok(Record {
-                    key: decode_key(&k).map_err(corrupt)?,
-                    primary_key: decode_key(&pk).map_err(corrupt)?,
-                    value: decode_value(v.as_deref().unwrap_or_default())?,
+                    key: decode_key(k).map_err(corrupt)?,
+                    primary_key: decode_key(pk.unwrap_or_default()).map_err(corrupt)?,
+                    value: decode_value(v.unwrap_or_default())?,
                 })
             })
             .collect()
     }
 
     /// The stored entries matching `query` (index key, primary key, value bytes).
-    fn rows(&self, query: Query, with_values: bool) -> Result<Vec<RawEntry>> {
+    fn rows(&self, query: Query, with_values: bool) -> Result<Rows> {
         self.check_usable()?;
         let conn = self.tx.conn()?;
         conn.select_index_entries(

@@ -6,7 +6,7 @@ use serde::de::DeserializeOwned;
 use serde::Serialize;
 use smallvec::SmallVec;
 
-use crate::backend::{read_record_as, RawRecord, StorageConnection};
+use crate::backend::{read_record_as, Rows, StorageConnection};
 use crate::cursor::{Cursor, CursorDirection, CursorSource};
 use crate::error::{Error, Result};
 use crate::index::{index_keys, Index};
@@ -368,11 +368,11 @@ impl<'t> ObjectStore<'t> {
             let conn = self.tx.conn()?;
             let records = conn.select_records(meta.id, range, false, 0, true)?;
             let mut entries = Vec::new();
-            for (key, value) in records {
-                let value = decode_value(value.as_deref().unwrap_or_default())?;
+            for (key, _, value) in records.iter() {
+                let value = decode_value(value.unwrap_or_default())?;
                 for ix in meta.indexes.values() {
                     for k in index_keys(ix, &value) {
-                        entries.push((ix.id, k, key.clone()));
+                        entries.push((ix.id, k, key.to_vec()));
                     }
                 }
             }
@@ -448,9 +448,9 @@ impl<'t> ObjectStore<'t> {
             Some(key) => read_record_as(&*conn, self.id, &encode_key(key), decode),
             None => conn
                 .select_records(self.id, &range.encoded(), false, 1, true)?
-                .pop()
-                .and_then(|(_, v)| v)
-                .map(|b| decode(&b))
+                .iter()
+                .next()
+                .map(|(_, _, v)| decode(v.unwrap_or_default()))
                 .transpose(),
         }
     }
@@ -463,8 +463,9 @@ impl<'t> ObjectStore<'t> {
         let range = range.into();
         let conn = self.read_conn()?;
         conn.select_records(self.id, &range.encoded(), false, 1, false)?
-            .pop()
-            .map(|(k, _)| decode_key(&k).map_err(corrupt))
+            .iter()
+            .next()
+            .map(|(k, _, _)| decode_key(k).map_err(corrupt))
             .transpose()
     }
 
@@ -475,8 +476,8 @@ impl<'t> ObjectStore<'t> {
     pub fn get_all(&self, query: impl Into<Query>) -> Result<Vec<Value>> {
         // Only the values: the keys are neither decoded nor copied.
         self.select(query.into(), true)?
-            .into_iter()
-            .map(|(_, v)| decode_value(v.as_deref().unwrap_or_default()))
+            .iter()
+            .map(|(_, _, v)| decode_value(v.unwrap_or_default()))
             .collect()
     }
 
@@ -488,13 +489,13 @@ impl<'t> ObjectStore<'t> {
     /// expects.
     pub fn get_all_as<T: DeserializeOwned>(&self, query: impl Into<Query>) -> Result<Vec<T>> {
         self.select(query.into(), true)?
-            .into_iter()
-            .map(|(_, v)| decode_value_as(v.as_deref().unwrap_or_default()))
+            .iter()
+            .map(|(_, _, v)| decode_value_as(v.unwrap_or_default()))
             .collect()
     }
 
     /// The stored records matching `query`, with or without their values.
-    fn select(&self, query: Query, with_values: bool) -> Result<Vec<RawRecord>> {
+    fn select(&self, query: Query, with_values: bool) -> Result<Rows> {
         let conn = self.read_conn()?;
         conn.select_records(
             self.id,
@@ -511,8 +512,8 @@ impl<'t> ObjectStore<'t> {
     /// As [`ObjectStore::get`].
     pub fn get_all_keys(&self, query: impl Into<Query>) -> Result<Vec<Key>> {
         self.select(query.into(), false)?
-            .into_iter()
-            .map(|(k, _)| decode_key(&k).map_err(corrupt))
+            .iter()
+            .map(|(k, _, _)| decode_key(k).map_err(corrupt))
             .collect()
     }
 
@@ -522,13 +523,13 @@ impl<'t> ObjectStore<'t> {
     /// As [`ObjectStore::get`].
     pub fn get_all_records(&self, query: impl Into<Query>) -> Result<Vec<Record>> {
         self.select(query.into(), true)?
-            .into_iter()
-            .map(|(k, v)| {
-                let key = decode_key(&k).map_err(corrupt)?;
+            .iter()
+            .map(|(k, _, v)| {
+                let key = decode_key(k).map_err(corrupt)?;
                 Ok(Record {
                     primary_key: key.clone(),
                     key,
-                    value: decode_value(v.as_deref().unwrap_or_default())?,
+                    value: decode_value(v.unwrap_or_default())?,
                 })
             })
             .collect()
@@ -673,11 +674,11 @@ impl<'t> ObjectStore<'t> {
         let id = self.tx.mutate(|conn| {
             let id = conn.insert_index(self.id, name, (&stored.0, stored.1), unique, multi_entry)?;
             let records = conn.select_records(self.id, &EncodedRange::all(), false, 0, true)?;
-            for (pk, value) in records {
-                let value = decode_value(value.as_deref().unwrap_or_default())?;
+            for (pk, _, value) in records.iter() {
+                let value = decode_value(value.unwrap_or_default())?;
                 let keys = index_keys(&meta, &value);
                 for k in &keys {
-                    if unique && conn.index_key_taken(id, k, &pk)? {
+                    if unique && conn.index_key_taken(id, k, pk)? {
                         return Err(Error::Constraint(format!(
                             "cannot create unique index {name:?}: key {} is not unique; the upgrade is aborted",
                             describe_encoded(k)
@@ -685,7 +686,7 @@ impl<'t> ObjectStore<'t> {
                     }
                 }
                 let entries: Vec<(i64, &[u8])> = keys.iter().map(|k| (id, k.as_slice())).collect();
-                conn.insert_index_entries(&pk, &entries)?;
+                conn.insert_index_entries(pk, &entries)?;
             }
             Ok(id)
         })?;

@@ -79,15 +79,38 @@ pub struct StoredKey(pub Vec<u8>);
 
 impl FromSql for StoredKey {
     fn column_result(value: ValueRef<'_>) -> FromSqlResult<Self> {
+        Ok(StoredKey(ColumnKey::of(value)?.as_bytes().to_vec()))
+    }
+}
+
+/// A key column's value as its key encoding, read in place: a number key's 9 bytes made from
+/// the `INTEGER`, any other key the `BLOB` as SQLite holds it (as [`StoredKey`], without a
+/// copy).
+pub(crate) enum ColumnKey<'a> {
+    Number([u8; 9]),
+    Other(&'a [u8]),
+}
+
+impl<'a> ColumnKey<'a> {
+    /// Reads a key column's value; any type but `INTEGER` and `BLOB` is a damaged file
+    /// ([`FromSqlError::InvalidType`]).
+    pub(crate) fn of(value: ValueRef<'a>) -> FromSqlResult<ColumnKey<'a>> {
         match value {
             ValueRef::Integer(i) => {
-                let mut bytes = Vec::with_capacity(9);
-                bytes.push(NUMBER_TAG);
-                bytes.extend_from_slice(&((i as u64) ^ SIGN).to_be_bytes());
-                Ok(StoredKey(bytes))
+                let mut bytes = [NUMBER_TAG; 9];
+                bytes[1..].copy_from_slice(&((i as u64) ^ SIGN).to_be_bytes());
+                Ok(ColumnKey::Number(bytes))
             }
-            ValueRef::Blob(b) => Ok(StoredKey(b.to_vec())),
+            ValueRef::Blob(b) => Ok(ColumnKey::Other(b)),
             _ => Err(FromSqlError::InvalidType),
+        }
+    }
+
+    /// The key's encoding.
+    pub(crate) fn as_bytes(&self) -> &[u8] {
+        match self {
+            ColumnKey::Number(bytes) => bytes,
+            ColumnKey::Other(bytes) => bytes,
         }
     }
 }

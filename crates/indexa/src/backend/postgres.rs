@@ -21,9 +21,7 @@ use postgres::error::SqlState;
 use postgres::types::ToSql;
 use postgres::{Client, Config, NoTls, Statement};
 
-use crate::backend::{
-    DatabaseRow, IndexRow, IndexStep, RawEntry, RawRecord, StorageConnection, StoreRow,
-};
+use crate::backend::{DatabaseRow, IndexRow, IndexStep, Rows, StorageConnection, StoreRow};
 use crate::error::{Error, Result};
 use crate::key_encoding::KEY_ENCODING_VERSION;
 use crate::key_range::EncodedRange;
@@ -635,22 +633,18 @@ impl PgConnection {
         }
     }
 
-    fn rows_to_records(rows: Vec<postgres::Row>, with_values: bool) -> Vec<RawRecord> {
-        rows.into_iter()
-            .map(|r| (r.get(0), if with_values { Some(r.get(1)) } else { None }))
-            .collect()
-    }
-
-    fn rows_to_entries(rows: Vec<postgres::Row>, with_values: bool) -> Vec<RawEntry> {
-        rows.into_iter()
-            .map(|r| {
-                (
-                    r.get(0),
-                    r.get(1),
-                    if with_values { Some(r.get(2)) } else { None },
-                )
-            })
-            .collect()
+    /// Rows (key[, primary key][, value]) as `out` holds them, appended to `out`.
+    fn rows_to_rows(rows: Vec<postgres::Row>, mut out: Rows) -> Rows {
+        let (with_primary_key, with_value) = out.holds();
+        for r in &rows {
+            let value_at = 1 + usize::from(with_primary_key);
+            out.push(
+                r.get(0),
+                if with_primary_key { r.get(1) } else { &[] },
+                if with_value { r.get(value_at) } else { &[] },
+            );
+        }
+        out
     }
 }
 
@@ -937,7 +931,7 @@ impl StorageConnection for PgConnection {
         descending: bool,
         limit: u32,
         with_values: bool,
-    ) -> Result<Vec<RawRecord>> {
+    ) -> Result<Rows> {
         let mut params = Params::default();
         let mut sql = format!(
             "SELECT key{} FROM record WHERE object_store_id = {}",
@@ -954,7 +948,7 @@ impl StorageConnection for PgConnection {
             sql.push_str(&format!(" LIMIT {}", params.push(i64::from(limit))));
         }
         let rows = self.query(&sql, &params.refs())?;
-        Ok(Self::rows_to_records(rows, with_values))
+        Ok(Self::rows_to_rows(rows, Rows::new(false, with_values)))
     }
 
     fn count_records(&self, store_id: i64, range: &EncodedRange) -> Result<u64> {
@@ -987,7 +981,7 @@ impl StorageConnection for PgConnection {
         target: Option<&[u8]>,
         with_value: bool,
         limit: u32,
-    ) -> Result<Vec<RawRecord>> {
+    ) -> Result<Rows> {
         let (strict, inclusive) = if descending { ("<", "<=") } else { (">", ">=") };
         let mut params = Params::default();
         let mut sql = format!(
@@ -1011,7 +1005,7 @@ impl StorageConnection for PgConnection {
             format!(" ORDER BY key LIMIT {p}")
         });
         let rows = self.query(&sql, &params.refs())?;
-        Ok(Self::rows_to_records(rows, with_value))
+        Ok(Self::rows_to_rows(rows, Rows::new(false, with_value)))
     }
 
     fn index_key_taken(&self, index_id: i64, key: &[u8], primary_key: &[u8]) -> Result<bool> {
@@ -1050,7 +1044,7 @@ impl StorageConnection for PgConnection {
         unique: bool,
         limit: u32,
         with_values: bool,
-    ) -> Result<Vec<RawEntry>> {
+    ) -> Result<Rows> {
         let mut params = Params::default();
         let mut inner = format!(
             "SELECT {}key, primary_key FROM index_entry WHERE index_id = {}",
@@ -1078,7 +1072,7 @@ impl StorageConnection for PgConnection {
             sql.push_str(&format!(" LIMIT {}", params.push(i64::from(limit))));
         }
         let rows = self.query(&sql, &params.refs())?;
-        Ok(Self::rows_to_entries(rows, with_values))
+        Ok(Self::rows_to_rows(rows, Rows::new(true, with_values)))
     }
 
     fn count_index_entries(&self, index_id: i64, range: &EncodedRange) -> Result<u64> {
@@ -1100,7 +1094,7 @@ impl StorageConnection for PgConnection {
         step: &IndexStep<'_>,
         with_value: bool,
         limit: u32,
-    ) -> Result<Vec<RawEntry>> {
+    ) -> Result<Rows> {
         let (strict, inclusive) = if descending { ("<", "<=") } else { (">", ">=") };
         let mut params = Params::default();
         let mut sql = String::from("SELECT e.key, e.primary_key");
@@ -1139,7 +1133,7 @@ impl StorageConnection for PgConnection {
             format!(" ORDER BY e.key, e.primary_key LIMIT {p}")
         });
         let rows = self.query(&sql, &params.refs())?;
-        Ok(Self::rows_to_entries(rows, with_value))
+        Ok(Self::rows_to_rows(rows, Rows::new(true, with_value)))
     }
 
     fn first_entry_with_key(
@@ -1148,7 +1142,7 @@ impl StorageConnection for PgConnection {
         store_id: i64,
         key: &[u8],
         with_value: bool,
-    ) -> Result<Option<RawEntry>> {
+    ) -> Result<Rows> {
         let rows = if with_value {
             self.query(
                 "SELECT e.key, e.primary_key, r.value FROM index_entry e JOIN record r ON r.object_store_id = $3 AND r.key = e.primary_key WHERE e.index_id = $1 AND e.key = $2 ORDER BY e.primary_key LIMIT 1",
@@ -1160,7 +1154,7 @@ impl StorageConnection for PgConnection {
                 &[&index_id, &key],
             )?
         };
-        Ok(Self::rows_to_entries(rows, with_value).pop())
+        Ok(Self::rows_to_rows(rows, Rows::new(true, with_value)))
     }
 }
 

@@ -12,15 +12,13 @@ use std::ops::Bound;
 use std::path::Path;
 use std::sync::OnceLock;
 
-use rusqlite::types::Value as SqlValue;
+use rusqlite::types::{FromSqlResult, Value as SqlValue, ValueRef};
 use rusqlite::{
     config::DbConfig, params, CachedStatement, Connection, ErrorCode, OpenFlags, OptionalExtension,
     Statement,
 };
 
-use crate::backend::{
-    DatabaseRow, IndexRow, IndexStep, RawEntry, RawRecord, StorageConnection, StoreRow,
-};
+use crate::backend::{DatabaseRow, IndexRow, IndexStep, Rows, StorageConnection, StoreRow};
 use crate::error::{Error, Result};
 use crate::key_encoding::KEY_ENCODING_VERSION;
 use crate::key_range::EncodedRange;
@@ -28,7 +26,7 @@ use crate::utf16::Utf16String;
 use crate::value_codec::wtf8_to_units;
 use crate::value_codec::VALUE_FORMAT_VERSION;
 
-use crate::sqlite_layout::{record_table, SqlKey, StoredKey, SQLITE_FORMAT_VERSION};
+use crate::sqlite_layout::{record_table, ColumnKey, SqlKey, SQLITE_FORMAT_VERSION};
 
 const SCHEMA: &str = "
 CREATE TABLE IF NOT EXISTS database (
@@ -850,7 +848,7 @@ pub(crate) fn select_records(
     descending: bool,
     limit: u32,
     with_values: bool,
-) -> Result<Vec<RawRecord>> {
+) -> Result<Rows> {
     let (mut sql, params) = records_in_range(&select_records_sql(with_values, store_id), range);
     sql.push_str(if descending {
         " ORDER BY key DESC"
@@ -860,7 +858,7 @@ pub(crate) fn select_records(
     if limit > 0 {
         sql.push_str(&format!(" LIMIT {limit}"));
     }
-    query_records(conn, &sql, params, with_values)
+    query_rows(conn, &sql, params, Rows::new(false, with_values))
 }
 
 /// `SELECT` of a store's records' keys, and of their values when asked for.
@@ -889,25 +887,6 @@ fn with_conditions(head: &str, conditions: &str) -> String {
         Some(conditions) => format!("{head} WHERE {conditions}"),
         None => head.to_owned(),
     }
-}
-
-/// Runs a query made with [`select_records_sql`] and reads its rows.
-fn query_records(
-    conn: &Connection,
-    sql: &str,
-    params: Vec<SqlValue>,
-    with_values: bool,
-) -> Result<Vec<RawRecord>> {
-    let mut stmt = conn.prepare_cached(sql).sql()?;
-    let rows = stmt
-        .query_map(rusqlite::params_from_iter(params), |r| {
-            Ok((
-                r.get::<_, StoredKey>(0)?.0,
-                if with_values { Some(r.get(1)?) } else { None },
-            ))
-        })
-        .sql()?;
-    rows.collect::<rusqlite::Result<Vec<_>>>().sql()
 }
 
 pub(crate) fn count_records(conn: &Connection, store_id: i64, range: &EncodedRange) -> Result<u64> {
@@ -944,11 +923,11 @@ pub(crate) fn step_store(
     target: Option<&[u8]>,
     with_value: bool,
     limit: u32,
-) -> Result<Vec<RawRecord>> {
+) -> Result<Rows> {
     let (sql, params) = step_store_sql(
         store_id, range, descending, after, target, with_value, limit,
     );
-    query_records(conn, &sql, params, with_value)
+    query_rows(conn, &sql, params, Rows::new(false, with_value))
 }
 
 /// The statement of [`step_store`] and its parameters.
@@ -1039,7 +1018,7 @@ pub(crate) fn select_index_entries(
     unique: bool,
     limit: u32,
     with_values: bool,
-) -> Result<Vec<RawEntry>> {
+) -> Result<Rows> {
     let mut params = vec![SqlValue::Integer(index_id)];
     let mut inner = String::from(if unique {
         "SELECT key, MIN(primary_key) AS primary_key FROM index_entry WHERE index_id = ?"
@@ -1066,27 +1045,43 @@ pub(crate) fn select_index_entries(
     if limit > 0 {
         sql.push_str(&format!(" LIMIT {limit}"));
     }
-    query_entries(conn, &sql, params, with_values)
+    query_rows(conn, &sql, params, Rows::new(true, with_values))
 }
 
-/// Runs a query whose rows are (index key, primary key[, value]).
-fn query_entries(
-    conn: &Connection,
-    sql: &str,
-    params: Vec<SqlValue>,
-    with_values: bool,
-) -> Result<Vec<RawEntry>> {
+/// Runs a query whose rows are (key[, primary key][, value]) as `rows` holds them, appending
+/// each row to `rows`.
+fn query_rows(conn: &Connection, sql: &str, params: Vec<SqlValue>, mut rows: Rows) -> Result<Rows> {
+    let (with_primary_key, with_value) = rows.holds();
     let mut stmt = conn.prepare_cached(sql).sql()?;
-    let rows = stmt
-        .query_map(rusqlite::params_from_iter(params), |r| {
-            Ok((
-                r.get::<_, StoredKey>(0)?.0,
-                r.get::<_, StoredKey>(1)?.0,
-                if with_values { Some(r.get(2)?) } else { None },
-            ))
-        })
-        .sql()?;
-    rows.collect::<rusqlite::Result<Vec<_>>>().sql()
+    let mut read = stmt.query(rusqlite::params_from_iter(params)).sql()?;
+    while let Some(row) = read.next().sql()? {
+        let key = column(row, 0, ColumnKey::of)?;
+        let primary_key = match with_primary_key {
+            true => column(row, 1, ColumnKey::of)?,
+            false => ColumnKey::Other(&[]),
+        };
+        let value = match with_value {
+            true => column(row, 1 + usize::from(with_primary_key), |v| v.as_blob())?,
+            false => &[],
+        };
+        rows.push(key.as_bytes(), primary_key.as_bytes(), value);
+    }
+    Ok(rows)
+}
+
+/// Column `i` of `row` read in place by `read`; a value of the wrong type is a damaged file.
+fn column<'r, T>(
+    row: &'r rusqlite::Row<'_>,
+    i: usize,
+    read: impl FnOnce(ValueRef<'r>) -> FromSqlResult<T>,
+) -> Result<T> {
+    let value = row.get_ref(i).sql()?;
+    read(value).map_err(|e| {
+        Error::Unknown(format!(
+            "storage failure: column {i} holds a {} ({e})",
+            value.data_type()
+        ))
+    })
 }
 
 pub(crate) fn count_index_entries(
@@ -1118,11 +1113,11 @@ pub(crate) fn step_index(
     step: &IndexStep<'_>,
     with_value: bool,
     limit: u32,
-) -> Result<Vec<RawEntry>> {
+) -> Result<Rows> {
     let (sql, params) = step_index_sql(
         index_id, store_id, range, descending, step, with_value, limit,
     );
-    query_entries(conn, &sql, params, with_value)
+    query_rows(conn, &sql, params, Rows::new(true, with_value))
 }
 
 /// The statement of [`step_index`] and its parameters.
@@ -1177,30 +1172,22 @@ fn step_index_sql(
     (sql, params)
 }
 
-/// The entry with the lowest primary key among those with index key `key`.
+/// The entry with the lowest primary key among those with index key `key` (no row when
+/// there is none).
 pub(crate) fn first_entry_with_key(
     conn: &Connection,
     index_id: i64,
     store_id: i64,
     key: &[u8],
     with_value: bool,
-) -> Result<Option<RawEntry>> {
+) -> Result<Rows> {
     let sql: Cow<'static, str> = if with_value {
         format!("SELECT e.key, e.primary_key, r.value FROM index_entry e JOIN {} r ON r.key = e.primary_key WHERE e.index_id = ?1 AND e.key = ?2 ORDER BY e.primary_key LIMIT 1", record_table(store_id)).into()
     } else {
         "SELECT e.key, e.primary_key FROM index_entry e WHERE e.index_id = ?1 AND e.key = ?2 ORDER BY e.primary_key LIMIT 1".into()
     };
-    conn.prepare_cached(&sql)
-        .sql()?
-        .query_row(params![index_id, SqlKey(key)], |r| {
-            Ok((
-                r.get::<_, StoredKey>(0)?.0,
-                r.get::<_, StoredKey>(1)?.0,
-                if with_value { Some(r.get(2)?) } else { None },
-            ))
-        })
-        .optional()
-        .sql()
+    let params = vec![SqlValue::Integer(index_id), SqlKey(key).to_sql_value()];
+    query_rows(conn, &sql, params, Rows::new(true, with_value))
 }
 
 /// Reads the name and version stored in a database file without creating or changing
@@ -1626,7 +1613,7 @@ impl StorageConnection for SqliteConnection {
         descending: bool,
         limit: u32,
         with_values: bool,
-    ) -> Result<Vec<RawRecord>> {
+    ) -> Result<Rows> {
         select_records(self.conn(), store_id, range, descending, limit, with_values)
     }
 
@@ -1647,7 +1634,7 @@ impl StorageConnection for SqliteConnection {
         target: Option<&[u8]>,
         with_value: bool,
         limit: u32,
-    ) -> Result<Vec<RawRecord>> {
+    ) -> Result<Rows> {
         step_store(
             self.conn(),
             store_id,
@@ -1690,7 +1677,7 @@ impl StorageConnection for SqliteConnection {
         unique: bool,
         limit: u32,
         with_values: bool,
-    ) -> Result<Vec<RawEntry>> {
+    ) -> Result<Rows> {
         select_index_entries(
             self.conn(),
             index_id,
@@ -1716,7 +1703,7 @@ impl StorageConnection for SqliteConnection {
         step: &IndexStep<'_>,
         with_value: bool,
         limit: u32,
-    ) -> Result<Vec<RawEntry>> {
+    ) -> Result<Rows> {
         step_index(
             self.conn(),
             index_id,
@@ -1735,7 +1722,7 @@ impl StorageConnection for SqliteConnection {
         store_id: i64,
         key: &[u8],
         with_value: bool,
-    ) -> Result<Option<RawEntry>> {
+    ) -> Result<Rows> {
         first_entry_with_key(self.conn(), index_id, store_id, key, with_value)
     }
 
@@ -1841,8 +1828,8 @@ mod tests {
             let rows = conn
                 .step_store(store, &all, false, after.as_deref(), None, true, limit)
                 .unwrap();
-            after = rows.last().map(|(k, _)| k.clone());
-            seen.extend(rows.into_iter().map(|(k, _)| k));
+            after = rows.iter().last().map(|(k, _, _)| k.to_vec());
+            seen.extend(rows.iter().map(|(k, _, _)| k.to_vec()));
         }
         assert_eq!(seen, [b"a", b"b", b"c", b"d", b"e"].map(|k| k.to_vec()));
         let (sql, _) = step_store_sql(store, &all, false, Some(b"a"), None, true, 1);
@@ -2001,12 +1988,17 @@ mod tests {
         conn.execute_batch(fill).unwrap();
         let r = range(Bound::Included(b"00000001"), Bound::Unbounded);
         let rows = step_store(&conn, 1, &r, false, Some(b"00001500"), None, false, 2).unwrap();
+        let rows: Vec<_> = rows.iter().collect();
         assert_eq!(
             rows,
-            [(b"00001501".to_vec(), None), (b"00001502".to_vec(), None)]
+            [
+                (&b"00001501"[..], None, None),
+                (&b"00001502"[..], None, None)
+            ]
         );
         let rows = step_store(&conn, 1, &r, true, Some(b"00001500"), None, false, 1).unwrap();
-        assert_eq!(rows, [(b"00001499".to_vec(), None)]);
+        let rows: Vec<_> = rows.iter().collect();
+        assert_eq!(rows, [(&b"00001499"[..], None, None)]);
         let (sql, params) = step_store_sql(1, &r, false, Some(b"00001500"), None, true, 2);
         assert_eq!(
             plan(&conn, &sql, &params),
