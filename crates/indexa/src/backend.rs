@@ -49,11 +49,11 @@ pub(crate) struct IndexRow {
     pub multi_entry: bool,
 }
 
-/// Records or index entries read in one query, in its order, with their bytes in one buffer:
-/// one allocation per read instead of one per key and value. Each row is its encoded key,
+/// Records or index entries read together, in order, with their bytes in one buffer: one
+/// allocation per read instead of one per key and value. Each row is its encoded key,
 /// then (index entries) its encoded primary key, then (when asked for) the record's stored
 /// value.
-#[derive(Debug, Clone)]
+#[derive(Debug)]
 pub(crate) struct Rows {
     bytes: Vec<u8>,
     /// Per row, where in `bytes` its key ends, its primary key ends and its value ends (the
@@ -87,6 +87,13 @@ impl Rows {
             self.bytes.extend_from_slice(value);
         }
         self.ends.push([key_end, primary_key_end, self.bytes.len()]);
+    }
+
+    /// Frees the buffers' room beyond the rows, once the last row is in (a buffer grown by
+    /// doubling can hold twice what it needs).
+    pub(crate) fn shrink_to_fit(&mut self) {
+        self.bytes.shrink_to_fit();
+        self.ends.shrink_to_fit();
     }
 
     /// Whether the rows have a primary key and whether they have a value.
@@ -370,5 +377,40 @@ impl Place {
             Place::File(path) => sqlite::open(path),
             Place::Postgres(server, id) => server.open(*id),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn rows_give_back_the_parts_they_hold() {
+        let mut entries = Rows::new(true, true);
+        entries.push(b"\x30k1", b"\x10p1", b"\x01v1");
+        entries.push(b"\x30k22", b"\x10p22", b"\x01");
+        assert_eq!(entries.len(), 2);
+        assert_eq!(entries.byte_len(), 3 + 3 + 3 + 4 + 4 + 1);
+        assert_eq!(
+            entries.row(0),
+            (&b"\x30k1"[..], Some(&b"\x10p1"[..]), Some(&b"\x01v1"[..]))
+        );
+        assert_eq!(
+            entries.row(1),
+            (&b"\x30k22"[..], Some(&b"\x10p22"[..]), Some(&b"\x01"[..]))
+        );
+        // Rows without primary keys or values ignore what is passed for them.
+        let mut keys = Rows::new(false, false);
+        keys.push(b"\x30a", b"ignored", b"ignored");
+        keys.push(b"\x30b", b"", b"");
+        let all: Vec<_> = keys.iter().collect();
+        assert_eq!(
+            all,
+            [(&b"\x30a"[..], None, None), (&b"\x30b"[..], None, None)]
+        );
+        // A value that is empty (a damaged record) is still a value, for decoding to refuse.
+        let mut damaged = Rows::new(false, true);
+        damaged.push(b"\x30a", b"", b"");
+        assert_eq!(damaged.row(0), (&b"\x30a"[..], None, Some(&b""[..])));
     }
 }

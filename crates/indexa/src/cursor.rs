@@ -228,17 +228,23 @@ struct ReadAhead {
 }
 
 impl ReadAhead {
-    /// The next row read ahead, if any is left.
+    /// The next row read ahead, if any is left. The rows are let go with the last one, so a
+    /// cursor past its end holds none.
     fn pop(&mut self) -> Option<Row> {
         let rows = self.rows.as_ref()?;
         if self.next >= rows.len() {
+            self.rows = None;
             return None;
         }
-        self.next += 1;
-        Some(Row {
+        let row = Row {
             rows: Arc::clone(rows),
-            index: self.next - 1,
-        })
+            index: self.next,
+        };
+        self.next += 1;
+        if self.next == rows.len() {
+            self.rows = None;
+        }
+        Some(row)
     }
 
     /// Forgets the rows read ahead, so the next plain step reads again.
@@ -681,6 +687,7 @@ impl Cursor {
                 out.push(k, pk.unwrap_or_default(), v.unwrap_or_default());
             }
         }
+        out.shrink_to_fit();
         Ok(out)
     }
 }
@@ -688,6 +695,36 @@ impl Cursor {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_read_ahead_lets_its_rows_go_with_the_last_one() {
+        let mut rows = Rows::new(false, true);
+        rows.push(b"\x30a", b"", b"\x01");
+        rows.push(b"\x30b", b"", b"\x02");
+        let mut ahead = ReadAhead {
+            rows: Some(Arc::new(rows)),
+            ..ReadAhead::default()
+        };
+        let first = ahead.pop().unwrap();
+        assert_eq!(
+            (first.encoded_key(), first.value()),
+            (&b"\x30a"[..], Some(&b"\x01"[..]))
+        );
+        assert!(ahead.rows.is_some());
+        let second = ahead.pop().unwrap();
+        assert_eq!(second.encoded_primary_key(), b"\x30b");
+        // The batch lives on only in the rows handed out.
+        assert!(ahead.rows.is_none());
+        assert_eq!(Arc::strong_count(&second.rows), 2);
+        assert!(ahead.pop().is_none());
+        // An empty read holds nothing either.
+        let mut empty = ReadAhead {
+            rows: Some(Arc::new(Rows::new(false, true))),
+            ..ReadAhead::default()
+        };
+        assert!(empty.pop().is_none());
+        assert!(empty.rows.is_none());
+    }
 
     #[test]
     fn read_ahead_batches_shrink_for_large_rows() {

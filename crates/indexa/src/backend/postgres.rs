@@ -644,6 +644,7 @@ impl PgConnection {
                 if with_value { r.get(value_at) } else { &[] },
             );
         }
+        out.shrink_to_fit();
         out
     }
 }

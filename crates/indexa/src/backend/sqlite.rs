@@ -858,7 +858,12 @@ pub(crate) fn select_records(
     if limit > 0 {
         sql.push_str(&format!(" LIMIT {limit}"));
     }
-    query_rows(conn, &sql, params, Rows::new(false, with_values))
+    query_rows(
+        conn,
+        &sql,
+        rusqlite::params_from_iter(params),
+        Rows::new(false, with_values),
+    )
 }
 
 /// `SELECT` of a store's records' keys, and of their values when asked for.
@@ -927,7 +932,12 @@ pub(crate) fn step_store(
     let (sql, params) = step_store_sql(
         store_id, range, descending, after, target, with_value, limit,
     );
-    query_rows(conn, &sql, params, Rows::new(false, with_value))
+    query_rows(
+        conn,
+        &sql,
+        rusqlite::params_from_iter(params),
+        Rows::new(false, with_value),
+    )
 }
 
 /// The statement of [`step_store`] and its parameters.
@@ -1045,40 +1055,55 @@ pub(crate) fn select_index_entries(
     if limit > 0 {
         sql.push_str(&format!(" LIMIT {limit}"));
     }
-    query_rows(conn, &sql, params, Rows::new(true, with_values))
+    query_rows(
+        conn,
+        &sql,
+        rusqlite::params_from_iter(params),
+        Rows::new(true, with_values),
+    )
 }
 
 /// Runs a query whose rows are (key[, primary key][, value]) as `rows` holds them, appending
 /// each row to `rows`.
-fn query_rows(conn: &Connection, sql: &str, params: Vec<SqlValue>, mut rows: Rows) -> Result<Rows> {
+fn query_rows(
+    conn: &Connection,
+    sql: &str,
+    params: impl rusqlite::Params,
+    mut rows: Rows,
+) -> Result<Rows> {
     let (with_primary_key, with_value) = rows.holds();
     let mut stmt = conn.prepare_cached(sql).sql()?;
-    let mut read = stmt.query(rusqlite::params_from_iter(params)).sql()?;
+    let mut read = stmt.query(params).sql()?;
     while let Some(row) = read.next().sql()? {
-        let key = column(row, 0, ColumnKey::of)?;
+        let key = column(row, 0, "key", ColumnKey::of)?;
         let primary_key = match with_primary_key {
-            true => column(row, 1, ColumnKey::of)?,
+            true => column(row, 1, "primary key", ColumnKey::of)?,
             false => ColumnKey::Other(&[]),
         };
         let value = match with_value {
-            true => column(row, 1 + usize::from(with_primary_key), |v| v.as_blob())?,
+            true => column(row, 1 + usize::from(with_primary_key), "value", |v| {
+                v.as_blob()
+            })?,
             false => &[],
         };
         rows.push(key.as_bytes(), primary_key.as_bytes(), value);
     }
+    rows.shrink_to_fit();
     Ok(rows)
 }
 
-/// Column `i` of `row` read in place by `read`; a value of the wrong type is a damaged file.
+/// Column `i` of `row`, which holds a `what`, read in place by `read`; a column of a type
+/// `read` refuses is a damaged file.
 fn column<'r, T>(
     row: &'r rusqlite::Row<'_>,
     i: usize,
+    what: &str,
     read: impl FnOnce(ValueRef<'r>) -> FromSqlResult<T>,
 ) -> Result<T> {
     let value = row.get_ref(i).sql()?;
     read(value).map_err(|e| {
         Error::Unknown(format!(
-            "storage failure: column {i} holds a {} ({e})",
+            "storage failure: a {what} column holds {} data ({e})",
             value.data_type()
         ))
     })
@@ -1117,7 +1142,12 @@ pub(crate) fn step_index(
     let (sql, params) = step_index_sql(
         index_id, store_id, range, descending, step, with_value, limit,
     );
-    query_rows(conn, &sql, params, Rows::new(true, with_value))
+    query_rows(
+        conn,
+        &sql,
+        rusqlite::params_from_iter(params),
+        Rows::new(true, with_value),
+    )
 }
 
 /// The statement of [`step_index`] and its parameters.
@@ -1186,7 +1216,7 @@ pub(crate) fn first_entry_with_key(
     } else {
         "SELECT e.key, e.primary_key FROM index_entry e WHERE e.index_id = ?1 AND e.key = ?2 ORDER BY e.primary_key LIMIT 1".into()
     };
-    let params = vec![SqlValue::Integer(index_id), SqlKey(key).to_sql_value()];
+    let params = params![index_id, SqlKey(key)];
     query_rows(conn, &sql, params, Rows::new(true, with_value))
 }
 
