@@ -97,7 +97,7 @@ pub fn reply(out: &mut Vec<u8>, reply: Reply) {
 /// Appends a successful reply's result.
 fn payload(out: &mut Vec<u8>, payload: Payload) {
     match payload {
-        Payload::Values(v, inject) => values(out, &v, inject.as_ref()),
+        Payload::Values(bytes, _) => out.extend_from_slice(&bytes),
         Payload::Records(r, inject) => records(out, &r, inject.as_ref()),
         Payload::Rows(r, at_end) => rows(out, &r, at_end),
         Payload::Encoded(bytes) => out.extend_from_slice(&bytes),
@@ -129,8 +129,39 @@ fn payload(out: &mut Vec<u8>, payload: Payload) {
     }
 }
 
-/// Appends the values of a `getAll` to `out`.
-pub fn values(out: &mut Vec<u8>, values: &[Value], inject: Option<&KeyPath>) {
+/// The values of a `getAll` in the reply's form ([`KIND_VALUES`], their count, each value),
+/// and their count: each value as `visit` reports it to a [`Transcoder`] straight from its
+/// stored bytes or, when one of them may be stored with its serialization, every value as
+/// `read` gives it, written by [`values`].
+///
+/// # Errors
+/// Those of `visit` and `read`.
+pub(crate) fn values_reply(
+    visit: impl FnOnce(&mut Transcoder<'_>) -> indexa::Result<usize>,
+    read: impl FnOnce() -> indexa::Result<Vec<Value>>,
+    inject: Option<&KeyPath>,
+) -> indexa::Result<(Vec<u8>, usize)> {
+    let mut transcoded = Vec::new();
+    let mut t = Transcoder {
+        w: Writer(&mut transcoded),
+        serialized: false,
+    };
+    let count = visit(&mut t)?;
+    let mut out = Vec::new();
+    if t.serialized {
+        let read = read()?;
+        values(&mut out, &read, inject);
+        return Ok((out, read.len()));
+    }
+    Writer::new(&mut out, KIND_VALUES, count);
+    out.extend_from_slice(&transcoded);
+    Ok((out, count))
+}
+
+/// Appends the values of a `getAll` to `out`, written from the engine's values (`inject`: the
+/// object store's key path when a generated key may need injecting into a value stored with
+/// its serialization, see [`Writer::stored_value`]).
+fn values(out: &mut Vec<u8>, values: &[Value], inject: Option<&KeyPath>) {
     let mut w = Writer::new(out, KIND_VALUES, values.len());
     for v in values {
         w.stored_value(v, inject);
@@ -841,6 +872,44 @@ mod tests {
             None,
         );
         assert_eq!(got.unwrap(), [KIND_VALUE, 0]);
+    }
+
+    #[test]
+    fn get_alls_read_from_the_stored_bytes_are_written_as_from_the_engine_values() {
+        use indexa::{Query, TransactionMode};
+        let values_of = |vs: &[Value]| {
+            let mut out = Vec::new();
+            values(&mut out, vs, None);
+            out
+        };
+        let all = every_kind();
+        let (_factory, db) = every_kind_stored();
+        let tx = db.transaction(&["s"], TransactionMode::ReadOnly).unwrap();
+        let store = tx.object_store("s").unwrap();
+        // Values without a property named CLONE_FIELD go straight from their bytes.
+        for i in [1, 3] {
+            let plain = Query::from(Key::Number(i as f64));
+            let got = values_reply(
+                |t| store.get_all_with(plain.clone(), t),
+                || panic!("plain values are not read again"),
+                None,
+            );
+            assert_eq!(got.unwrap(), (values_of(&all[i..=i]), 1), "record {i}");
+        }
+        // With one that may be stored with its serialization, all are read again.
+        let got = values_reply(
+            |t| store.get_all_with(Query::all(), t),
+            || store.get_all(Query::all()),
+            None,
+        );
+        assert_eq!(got.unwrap(), (values_of(&all), all.len()));
+        let none = Query::from(Key::Number(9.0));
+        let got = values_reply(
+            |t| store.get_all_with(none.clone(), t),
+            || store.get_all(none.clone()),
+            None,
+        );
+        assert_eq!(got.unwrap(), (vec![KIND_VALUES, 0], 0));
     }
 
     /// `v` as the result of a `get`, written from the engine's value.

@@ -255,7 +255,7 @@ pub struct Rows {
 
 impl Rows {
     /// Appends the record `cursor` is on; false when it is past the end. `inject`: the key
-    /// path of a generated key to inject (see [`Payload::Values`]).
+    /// path of a generated key to inject (see [`Payload::Records`]).
     fn push(&mut self, cursor: &Cursor, inject: Option<&KeyPath>) -> indexa::Result<bool> {
         let pushed = wire::row(&mut self.bytes, cursor, inject)?;
         self.count += usize::from(pushed);
@@ -268,11 +268,12 @@ pub enum Payload {
     None,
     Key(Key),
     MaybeKey(Option<Key>),
-    /// Values (`getAll`), with the object store's key path when a generated key may need
-    /// injecting.
-    Values(Vec<Value>, Option<KeyPath>),
+    /// The values of a `getAll`, already in the reply's form (see [`wire::values_reply`]),
+    /// and how many there are.
+    Values(Vec<u8>, usize),
     Keys(Vec<Key>),
-    /// Records (`getAllRecords`), with the injection key path as for `Values`.
+    /// Records (`getAllRecords`), with the object store's key path when a generated key may
+    /// need injecting.
     Records(Vec<Record>, Option<KeyPath>),
     Count(u64),
     /// The rows of a cursor step (none: past the end), and whether the last of them is the
@@ -298,7 +299,7 @@ impl Reply {
     /// the values, keys or rows it carries.
     fn weight(&self) -> usize {
         1 + match &self.result {
-            Ok(Payload::Values(v, _)) => v.len(),
+            Ok(Payload::Values(_, count)) => *count,
             Ok(Payload::Keys(k)) => k.len(),
             Ok(Payload::Records(r, _)) => r.len(),
             Ok(Payload::Rows(r, _)) => r.count,
@@ -1208,7 +1209,12 @@ fn read(
                 .map(Payload::Encoded)
             }
             ReadKind::GetKey => Ok(Payload::MaybeKey(s.get_key(single(range)?)?)),
-            ReadKind::GetAll => Ok(Payload::Values(s.get_all(query)?, inject)),
+            ReadKind::GetAll => wire::values_reply(
+                |t| s.get_all_with(query.clone(), t),
+                || s.get_all(query.clone()),
+                inject.as_ref(),
+            )
+            .map(|(bytes, count)| Payload::Values(bytes, count)),
             ReadKind::GetAllKeys => Ok(Payload::Keys(s.get_all_keys(query)?)),
             ReadKind::GetAllRecords => Ok(Payload::Records(s.get_all_records(query)?, inject)),
             ReadKind::Count => Ok(Payload::Count(s.count(range)?)),
@@ -1226,7 +1232,12 @@ fn read(
                     .map(Payload::Encoded)
                 }
                 ReadKind::GetKey => Ok(Payload::MaybeKey(ix.get_key(single(range)?)?)),
-                ReadKind::GetAll => Ok(Payload::Values(ix.get_all(query)?, inject)),
+                ReadKind::GetAll => wire::values_reply(
+                    |t| ix.get_all_with(query.clone(), t),
+                    || ix.get_all(query.clone()),
+                    inject.as_ref(),
+                )
+                .map(|(bytes, count)| Payload::Values(bytes, count)),
                 ReadKind::GetAllKeys => Ok(Payload::Keys(ix.get_all_keys(query)?)),
                 ReadKind::GetAllRecords => Ok(Payload::Records(ix.get_all_records(query)?, inject)),
                 ReadKind::Count => Ok(Payload::Count(ix.count(range)?)),

@@ -156,6 +156,25 @@ impl<'t> Index<'t> {
             .collect()
     }
 
+    /// As [`Index::get_all`], each value reported to `visitor` straight from its stored bytes
+    /// (see [`crate::visit_value`]), one after the other in index order, without building a
+    /// [`Value`]; returns how many values it reported.
+    ///
+    /// # Errors
+    /// As [`Index::get`]; for a damaged value, the visitor may have been given the values
+    /// before it and part of it.
+    pub fn get_all_with(
+        &self,
+        query: impl Into<Query>,
+        visitor: &mut impl ValueVisitor,
+    ) -> Result<usize> {
+        let rows = self.rows(query.into(), true)?;
+        for (_, _, value) in rows.iter() {
+            visit_value(value.unwrap_or_default(), visitor)?;
+        }
+        Ok(rows.len())
+    }
+
     /// The primary key of the first record whose index key is in `range`
     /// (`IDBIndex.getKey`), or `None`.
     ///

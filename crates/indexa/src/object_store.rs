@@ -494,6 +494,25 @@ impl<'t> ObjectStore<'t> {
             .collect()
     }
 
+    /// As [`ObjectStore::get_all`], each value reported to `visitor` straight from its stored
+    /// bytes (see [`crate::visit_value`]), one after the other in key order, without building
+    /// a [`Value`]; returns how many values it reported.
+    ///
+    /// # Errors
+    /// As [`ObjectStore::get`]; for a damaged value, the visitor may have been given the
+    /// values before it and part of it.
+    pub fn get_all_with(
+        &self,
+        query: impl Into<Query>,
+        visitor: &mut impl ValueVisitor,
+    ) -> Result<usize> {
+        let rows = self.select(query.into(), true)?;
+        for (_, _, value) in rows.iter() {
+            visit_value(value.unwrap_or_default(), visitor)?;
+        }
+        Ok(rows.len())
+    }
+
     /// The stored records matching `query`, with or without their values.
     fn select(&self, query: Query, with_values: bool) -> Result<Rows> {
         let conn = self.read_conn()?;

@@ -121,6 +121,69 @@ fn typed_reads_give_the_records_as_structs() -> indexa::Result<()> {
 }
 
 #[test]
+fn get_alls_with_a_visitor_report_every_value_in_order() -> indexa::Result<()> {
+    let factory = support::factory();
+    let db = cities(
+        &factory,
+        "visit-all",
+        &[
+            r#"{"id":1,"name":"Ávila","country":"ES"}"#,
+            r#"{"id":2,"name":"Porto","country":"PT","walls":[true,null]}"#,
+            r#"{"id":3,"name":"Braga","country":"PT"}"#,
+        ],
+    )?;
+    let tx = db.transaction(&["cities"], TransactionMode::ReadOnly)?;
+    let store = tx.object_store("cities")?;
+    let city = |id: &str, name: &str, country: &str| {
+        [
+            "object 3".to_string(),
+            "name Utf8(\"id\")".into(),
+            id.into(),
+            "name Utf8(\"name\")".into(),
+            format!("Utf8({name:?})"),
+            "name Utf8(\"country\")".into(),
+            format!("Utf8({country:?})"),
+        ]
+    };
+    let mut porto = city("2", "Porto", "PT").to_vec();
+    porto[0] = "object 4".into();
+    porto.extend(["name Utf8(\"walls\")", "array 2", "true", "null"].map(String::from));
+
+    // Store order: by primary key, the count as asked.
+    let mut seen = Visits::default();
+    assert_eq!(
+        store.get_all_with(
+            Query::all().direction(CursorDirection::Prev).count(2),
+            &mut seen
+        )?,
+        2
+    );
+    let expected: Vec<String> = city("3", "Braga", "PT")
+        .into_iter()
+        .chain(porto.clone())
+        .collect();
+    assert_eq!(seen.0, expected);
+
+    // Index order: by index key, then primary key.
+    let mut seen = Visits::default();
+    let index = store.index("country")?;
+    assert_eq!(
+        index.get_all_with(Query::from(Key::from("PT")), &mut seen)?,
+        2
+    );
+    let expected: Vec<String> = porto.into_iter().chain(city("3", "Braga", "PT")).collect();
+    assert_eq!(seen.0, expected);
+
+    let mut none = Visits::default();
+    assert_eq!(
+        index.get_all_with(Query::from(Key::from("FR")), &mut none)?,
+        0
+    );
+    assert!(none.0.is_empty());
+    Ok(())
+}
+
+#[test]
 fn gets_with_a_visitor_report_the_first_record_in_range() -> indexa::Result<()> {
     let factory = support::factory();
     let db = cities(
