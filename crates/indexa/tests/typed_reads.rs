@@ -120,100 +120,53 @@ fn typed_reads_give_the_records_as_structs() -> indexa::Result<()> {
     Ok(())
 }
 
-#[test]
-fn get_alls_with_a_visitor_report_every_value_in_order() -> indexa::Result<()> {
-    let factory = support::factory();
-    let db = cities(
-        &factory,
-        "visit-all",
+/// Ávila (ES, key 1), Porto (PT, key 2, with an array) and Braga (PT, key 3) in a database
+/// called `name`, for the visitor tests.
+fn visited_cities(factory: &indexa::Factory, name: &str) -> indexa::Result<indexa::Database> {
+    cities(
+        factory,
+        name,
         &[
             r#"{"id":1,"name":"Ávila","country":"ES"}"#,
             r#"{"id":2,"name":"Porto","country":"PT","walls":[true,null]}"#,
             r#"{"id":3,"name":"Braga","country":"PT"}"#,
         ],
-    )?;
-    let tx = db.transaction(&["cities"], TransactionMode::ReadOnly)?;
-    let store = tx.object_store("cities")?;
-    let city = |id: &str, name: &str, country: &str| {
-        [
-            "object 3".to_string(),
-            "name Utf8(\"id\")".into(),
-            id.into(),
-            "name Utf8(\"name\")".into(),
-            format!("Utf8({name:?})"),
-            "name Utf8(\"country\")".into(),
-            format!("Utf8({country:?})"),
-        ]
+    )
+}
+
+/// What a visit of one of [`visited_cities`] reports (see [`Visits`]).
+fn city_visits(id: u32) -> Vec<String> {
+    let (name, country) = match id {
+        1 => ("Ávila", "ES"),
+        2 => ("Porto", "PT"),
+        _ => ("Braga", "PT"),
     };
-    let mut porto = city("2", "Porto", "PT").to_vec();
-    porto[0] = "object 4".into();
-    porto.extend(["name Utf8(\"walls\")", "array 2", "true", "null"].map(String::from));
-
-    // Store order: by primary key, the count as asked.
-    let mut seen = Visits::default();
-    assert_eq!(
-        store.get_all_with(
-            Query::all().direction(CursorDirection::Prev).count(2),
-            &mut seen
-        )?,
-        2
-    );
-    let expected: Vec<String> = city("3", "Braga", "PT")
-        .into_iter()
-        .chain(porto.clone())
-        .collect();
-    assert_eq!(seen.0, expected);
-
-    // Index order: by index key, then primary key.
-    let mut seen = Visits::default();
-    let index = store.index("country")?;
-    assert_eq!(
-        index.get_all_with(Query::from(Key::from("PT")), &mut seen)?,
-        2
-    );
-    let expected: Vec<String> = porto.into_iter().chain(city("3", "Braga", "PT")).collect();
-    assert_eq!(seen.0, expected);
-
-    let mut none = Visits::default();
-    assert_eq!(
-        index.get_all_with(Query::from(Key::from("FR")), &mut none)?,
-        0
-    );
-    assert!(none.0.is_empty());
-    Ok(())
+    let mut visits = vec![
+        format!("object {}", if id == 2 { 4 } else { 3 }),
+        "name Utf8(\"id\")".into(),
+        id.to_string(),
+        "name Utf8(\"name\")".into(),
+        format!("Utf8({name:?})"),
+        "name Utf8(\"country\")".into(),
+        format!("Utf8({country:?})"),
+    ];
+    if id == 2 {
+        visits.extend(["name Utf8(\"walls\")", "array 2", "true", "null"].map(String::from));
+    }
+    visits
 }
 
 #[test]
 fn gets_with_a_visitor_report_the_first_record_in_range() -> indexa::Result<()> {
     let factory = support::factory();
-    let db = cities(
-        &factory,
-        "visits",
-        &[
-            r#"{"id":1,"name":"Ávila","country":"ES"}"#,
-            r#"{"id":2,"name":"Porto","country":"PT","walls":[true,null]}"#,
-        ],
-    )?;
+    let db = visited_cities(&factory, "visits")?;
     let tx = db.transaction(&["cities"], TransactionMode::ReadOnly)?;
     let store = tx.object_store("cities")?;
     let mut seen = Visits::default();
     assert!(store.get_with(Key::Number(2.0), &mut seen)?);
-    let porto = [
-        "object 4",
-        "name Utf8(\"id\")",
-        "2",
-        "name Utf8(\"name\")",
-        "Utf8(\"Porto\")",
-        "name Utf8(\"country\")",
-        "Utf8(\"PT\")",
-        "name Utf8(\"walls\")",
-        "array 2",
-        "true",
-        "null",
-    ];
-    assert_eq!(seen.0, porto);
+    assert_eq!(seen.0, city_visits(2));
     let mut none = Visits::default();
-    assert!(!store.get_with(Key::Number(3.0), &mut none)?);
+    assert!(!store.get_with(Key::Number(4.0), &mut none)?);
     assert!(!store
         .index("country")?
         .get_with(Key::from("FR"), &mut none)?);
@@ -222,17 +175,34 @@ fn gets_with_a_visitor_report_the_first_record_in_range() -> indexa::Result<()> 
     assert!(store
         .index("country")?
         .get_with(KeyRange::lower_bound(Key::from("A"), false), &mut first)?);
+    assert_eq!(first.0, city_visits(1));
+    Ok(())
+}
+
+#[test]
+fn get_alls_with_a_visitor_report_every_value_in_order() -> indexa::Result<()> {
+    let factory = support::factory();
+    let db = visited_cities(&factory, "visit-all")?;
+    let tx = db.transaction(&["cities"], TransactionMode::ReadOnly)?;
+    let store = tx.object_store("cities")?;
+    // Store order: by primary key, here descending, the count as asked.
+    let mut seen = Visits::default();
+    let query = Query::all().direction(CursorDirection::Prev).count(2);
+    assert_eq!(store.get_all_with(query, &mut seen)?, 2);
+    assert_eq!(seen.0, [city_visits(3), city_visits(2)].concat());
+    // Index order: by index key, then primary key.
+    let index = store.index("country")?;
+    let mut seen = Visits::default();
     assert_eq!(
-        first.0,
-        [
-            "object 3",
-            "name Utf8(\"id\")",
-            "1",
-            "name Utf8(\"name\")",
-            "Utf8(\"Ávila\")",
-            "name Utf8(\"country\")",
-            "Utf8(\"ES\")",
-        ]
+        index.get_all_with(Query::from(Key::from("PT")), &mut seen)?,
+        2
     );
+    assert_eq!(seen.0, [city_visits(2), city_visits(3)].concat());
+    let mut none = Visits::default();
+    assert_eq!(
+        index.get_all_with(Query::from(Key::from("FR")), &mut none)?,
+        0
+    );
+    assert!(none.0.is_empty());
     Ok(())
 }
