@@ -1,7 +1,8 @@
 'use strict';
 // Cursors that read a few records, and getAll with a small count: each step is a seek with
-// new bounds, not served from rows read ahead. Each system runs in a process of its own, RUNS times interleaved; prints the
-// medians as a Markdown table.
+// new bounds, not served from rows read ahead; besides, getAll in bulk and whole scans. Each
+// system runs in a process of its own, RUNS times interleaved; prints the medians as a
+// Markdown table.
 //
 //   node bench/cursors.js                      # this package and fake-indexeddb, RUNS=3
 //   INDEXA_PACKAGE=/other/checkout/bindings/node node bench/cursors.js   # another build too
@@ -15,6 +16,8 @@
 //   cursorEachTx  1,000 readonly transactions one after another, each opening an index
 //                 cursor on one key and reading its first record
 //   getAllEachTx  1,000 readonly transactions one after another, each an index getAll(key, 2)
+//   getAllOneTx   2,000 index getAll(key) (each all 20 records of one key) placed at once in
+//                 one readonly transaction
 //   scan          a store cursor over every record, stepped with continue() (the first scan
 //                 of the process)
 //   scanWarm      the same scan, the fourth of the process (after two more not timed)
@@ -27,6 +30,7 @@ const GROUPS = 1000;
 const SHORT_CURSORS = 5000;
 const READ_PER_CURSOR = 3;
 const CURSOR_TXS = 1000;
+const GET_ALLS = 2000;
 
 /** Runs every step on `factory`; resolves to `{ step: { ms, check } }`. */
 async function runSteps(factory) {
@@ -91,6 +95,17 @@ async function runSteps(factory) {
   await step('cursorEachTx', () => eachTx((index, g) => index.openCursor(g), (c) => c.primaryKey));
   await step('getAllEachTx', () => eachTx((index, g) => index.getAll(g, 2),
     (values) => values.reduce((a, v) => a + v.g + v.name.length, 0)));
+  await step('getAllOneTx', async () => {
+    const tx = db.transaction('s', 'readonly');
+    const index = tx.objectStore('s').index('g');
+    let sum = 0;
+    for (let i = 0; i < GET_ALLS; i++) {
+      const r = index.getAll((i * 7) % GROUPS);
+      r.onsuccess = () => { for (const v of r.result) sum += v.g + v.name.length; };
+    }
+    await done(tx);
+    return sum;
+  });
   const scan = async () => {
     const tx = db.transaction('s', 'readonly');
     const r = tx.objectStore('s').openCursor();
