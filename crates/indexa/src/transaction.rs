@@ -4,7 +4,7 @@
 //! one SQLite transaction, so aborting rolls back data, schema and key generators alike.
 
 use std::cell::{Cell, Ref, RefCell};
-use std::collections::HashMap;
+use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 
@@ -82,8 +82,9 @@ struct State {
     /// transaction" gives handles their old names back).
     initial_schema: Arc<Schema>,
     schema: Arc<Schema>,
-    /// Key generators read or changed in this transaction, with a dirty flag.
-    generators: HashMap<i64, (KeyGenerator, bool)>,
+    /// Key generators read or changed in this transaction, with a dirty flag, by object store
+    /// id (a few at most: an ordered map finds one faster than hashing its id).
+    generators: BTreeMap<i64, (KeyGenerator, bool)>,
 }
 
 static NEXT_SERIAL: AtomicU64 = AtomicU64::new(1);
@@ -258,7 +259,7 @@ impl Transaction {
                 outcome: Outcome::Active,
                 initial_schema: schema.clone(),
                 schema,
-                generators: HashMap::new(),
+                generators: BTreeMap::new(),
             }),
         })
     }
