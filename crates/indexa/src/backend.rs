@@ -116,6 +116,24 @@ impl Rows {
         (0..self.len()).map(|i| self.row(i))
     }
 
+    /// Every row's stored value, in order (empty for rows read without values).
+    pub(crate) fn values(&self) -> impl Iterator<Item = &[u8]> {
+        self.iter().map(|(_, _, value)| value.unwrap_or_default())
+    }
+
+    /// Reports every row's stored value to `visitor`, in order (see
+    /// [`crate::visit_value`]); returns how many rows there are.
+    ///
+    /// # Errors
+    /// [`crate::Error::Unknown`] for a damaged value; the visitor may have been given the
+    /// values before it and part of it.
+    pub(crate) fn visit_values(&self, visitor: &mut impl crate::ValueVisitor) -> Result<usize> {
+        for value in self.values() {
+            crate::visit_value(value, visitor)?;
+        }
+        Ok(self.len())
+    }
+
     /// The bytes of every row together.
     pub(crate) fn byte_len(&self) -> usize {
         self.bytes.len()

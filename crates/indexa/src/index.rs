@@ -151,8 +151,8 @@ impl<'t> Index<'t> {
     /// As [`Index::get_as`].
     pub fn get_all_as<T: DeserializeOwned>(&self, query: impl Into<Query>) -> Result<Vec<T>> {
         self.rows(query.into(), true)?
-            .iter()
-            .map(|(_, _, v)| decode_value_as(v.unwrap_or_default()))
+            .values()
+            .map(decode_value_as)
             .collect()
     }
 
@@ -168,11 +168,7 @@ impl<'t> Index<'t> {
         query: impl Into<Query>,
         visitor: &mut impl ValueVisitor,
     ) -> Result<usize> {
-        let rows = self.rows(query.into(), true)?;
-        for (_, _, value) in rows.iter() {
-            visit_value(value.unwrap_or_default(), visitor)?;
-        }
-        Ok(rows.len())
+        self.rows(query.into(), true)?.visit_values(visitor)
     }
 
     /// The primary key of the first record whose index key is in `range`
@@ -191,8 +187,8 @@ impl<'t> Index<'t> {
     pub fn get_all(&self, query: impl Into<Query>) -> Result<Vec<Value>> {
         // Only the values: the index keys and primary keys are not decoded.
         self.rows(query.into(), true)?
-            .iter()
-            .map(|(_, _, v)| decode_value(v.unwrap_or_default()))
+            .values()
+            .map(decode_value)
             .collect()
     }
 

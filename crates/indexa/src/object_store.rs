@@ -476,8 +476,8 @@ impl<'t> ObjectStore<'t> {
     pub fn get_all(&self, query: impl Into<Query>) -> Result<Vec<Value>> {
         // Only the values: the keys are neither decoded nor copied.
         self.select(query.into(), true)?
-            .iter()
-            .map(|(_, _, v)| decode_value(v.unwrap_or_default()))
+            .values()
+            .map(decode_value)
             .collect()
     }
 
@@ -489,8 +489,8 @@ impl<'t> ObjectStore<'t> {
     /// expects.
     pub fn get_all_as<T: DeserializeOwned>(&self, query: impl Into<Query>) -> Result<Vec<T>> {
         self.select(query.into(), true)?
-            .iter()
-            .map(|(_, _, v)| decode_value_as(v.unwrap_or_default()))
+            .values()
+            .map(decode_value_as)
             .collect()
     }
 
@@ -506,11 +506,7 @@ impl<'t> ObjectStore<'t> {
         query: impl Into<Query>,
         visitor: &mut impl ValueVisitor,
     ) -> Result<usize> {
-        let rows = self.select(query.into(), true)?;
-        for (_, _, value) in rows.iter() {
-            visit_value(value.unwrap_or_default(), visitor)?;
-        }
-        Ok(rows.len())
+        self.select(query.into(), true)?.visit_values(visitor)
     }
 
     /// The stored records matching `query`, with or without their values.
