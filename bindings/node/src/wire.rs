@@ -613,7 +613,7 @@ impl Reader<'_> {
     fn string(&mut self, tag: u8) -> napi::Result<Utf16String> {
         let len = self.varint()?;
         match tag {
-            TAG_ASCII => Ok(self.take(len)?.iter().map(|&b| u16::from(b)).collect()),
+            TAG_ASCII => Utf16String::from_ascii(self.take(len)?).ok_or_else(|| self.malformed()),
             TAG_UTF16 => {
                 let bytes = self.take(len.checked_mul(2).ok_or_else(|| self.malformed())?)?;
                 Ok(bytes
@@ -738,11 +738,13 @@ mod tests {
         let mut padded = bytes.clone();
         padded.push(TAG_NULL);
         assert_eq!(error_name(read_value(&padded).unwrap_err()), "UnknownError");
-        // A count beyond the bytes left, an unknown tag, a property name that is not a string.
+        // A count beyond the bytes left, an unknown tag, a property name that is not a string,
+        // an ASCII string with a byte that is not ASCII.
         for bad in [
             vec![TAG_ARRAY, 0xFF, 0xFF, 0xFF, 0x7F],
             vec![TAG_CLONE, 0],
             vec![TAG_OBJECT, 1, TAG_INT, 2, TAG_NULL],
+            vec![TAG_ASCII, 2, b'a', 0xE9],
         ] {
             assert_eq!(error_name(read_value(&bad).unwrap_err()), "UnknownError");
         }

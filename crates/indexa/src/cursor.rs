@@ -160,11 +160,11 @@ fn position_of(row: Row, typed: bool) -> Result<Position> {
         None => key.clone(),
         Some(pk) => decode_key(pk).map_err(corrupt)?,
     };
-    let decoded = OnceLock::new();
-    if let (Some(bytes), false) = (value, typed) {
-        // Just made, so the cell is empty and the set succeeds.
-        let _ = decoded.set(decode_value(bytes)?);
-    }
+    // Made full rather than set: setting a cell goes through its synchronisation.
+    let decoded = match (value, typed) {
+        (Some(bytes), false) => OnceLock::from(decode_value(bytes)?),
+        _ => OnceLock::new(),
+    };
     Ok(Position {
         key,
         primary_key,

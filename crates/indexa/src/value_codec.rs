@@ -275,8 +275,8 @@ fn wtf8_len(units: &[u16]) -> usize {
 
 /// Decodes WTF-8 into UTF-16 code units; `None` if `bytes` is not valid WTF-8.
 pub(crate) fn wtf8_to_units(bytes: &[u8]) -> Option<Utf16String> {
-    if bytes.is_ascii() {
-        return Some(Utf16String::from_ascii_bytes(bytes));
+    if let Some(ascii) = Utf16String::from_ascii(bytes) {
+        return Some(ascii);
     }
     if let Ok(s) = std::str::from_utf8(bytes) {
         return Some(s.encode_utf16().collect());
