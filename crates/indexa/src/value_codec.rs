@@ -273,6 +273,19 @@ fn wtf8_len(units: &[u16]) -> usize {
         .sum()
 }
 
+/// The WTF-8 bytes of a stored string that holds a lone surrogate, checked by
+/// [`Reader::text`].
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct LoneSurrogates<'a>(&'a [u8]);
+
+impl LoneSurrogates<'_> {
+    /// The string's code units.
+    pub(crate) fn units(self) -> Utf16String {
+        // The bytes were checked when read, so this finds them valid.
+        wtf8_to_units(self.0).unwrap_or_default()
+    }
+}
+
 /// Decodes WTF-8 into UTF-16 code units; `None` if `bytes` is not valid WTF-8.
 pub(crate) fn wtf8_to_units(bytes: &[u8]) -> Option<Utf16String> {
     if let Some(ascii) = Utf16String::from_ascii(bytes) {
@@ -465,9 +478,9 @@ impl<'a> Reader<'a> {
         wtf8_to_units(bytes).ok_or_else(|| corrupt(start, "invalid WTF-8 in a string"))
     }
 
-    /// A string's WTF-8 bytes, checked: `Ok(str)` when they are UTF-8, else the code units
-    /// (the string holds a lone surrogate).
-    pub(crate) fn text(&mut self) -> Result<std::result::Result<&'a str, Utf16String>> {
+    /// A string's WTF-8 bytes, checked: `Ok(str)` when they are UTF-8, else the bytes of a
+    /// string that holds a lone surrogate. (Small, so handing it on copies no code units.)
+    pub(crate) fn text(&mut self) -> Result<std::result::Result<&'a str, LoneSurrogates<'a>>> {
         let start = self.pos;
         let len = self.count(1, 0)?;
         let bytes = self.take(len)?;
@@ -479,9 +492,8 @@ impl<'a> Reader<'a> {
         }
         match std::str::from_utf8(bytes) {
             Ok(s) => Ok(Ok(s)),
-            Err(_) => wtf8_to_units(bytes)
-                .map(Err)
-                .ok_or_else(|| corrupt(start, "invalid WTF-8 in a string")),
+            Err(_) if wtf8_to_units(bytes).is_some() => Ok(Err(LoneSurrogates(bytes))),
+            Err(_) => Err(corrupt(start, "invalid WTF-8 in a string")),
         }
     }
 
@@ -536,7 +548,7 @@ impl<'a> Reader<'a> {
                 TAG_SMALL_INT => visitor.number(self.small_int()?),
                 TAG_STRING => match self.text()? {
                     Ok(s) => visitor.string(StoredText::Utf8(s)),
-                    Err(units) => visitor.string(StoredText::Units(&units)),
+                    Err(lone) => visitor.string(StoredText::Units(&lone.units())),
                 },
                 TAG_BINARY => {
                     let len = self.count(1, 0)?;

@@ -20,9 +20,9 @@ use serde::ser::{self, Serialize};
 
 use crate::error::{Error, Result};
 use crate::value_codec::{
-    corrupt, put_number, put_varint, PropertyNames, Reader, MAX_VALUE_DEPTH, TAG_ARRAY, TAG_BINARY,
-    TAG_DATE, TAG_FALSE, TAG_NULL, TAG_NUMBER, TAG_OBJECT, TAG_SMALL_INT, TAG_STRING, TAG_TRUE,
-    TAG_UNDEFINED, VALUE_FORMAT_VERSION,
+    corrupt, put_number, put_varint, LoneSurrogates, PropertyNames, Reader, MAX_VALUE_DEPTH,
+    TAG_ARRAY, TAG_BINARY, TAG_DATE, TAG_FALSE, TAG_NULL, TAG_NUMBER, TAG_OBJECT, TAG_SMALL_INT,
+    TAG_STRING, TAG_TRUE, TAG_UNDEFINED, VALUE_FORMAT_VERSION,
 };
 use crate::value_serde::{
     exact_integer, rust_string, visit_bytes_as_seq, visit_number, KeyDeserializer, KeySerializer,
@@ -61,8 +61,8 @@ enum Head<'a> {
     Bool(bool),
     Number(f64),
     Date(f64),
-    /// A string: its text when it is UTF-8, else its code units (it holds a lone surrogate).
-    String(std::result::Result<&'a str, crate::Utf16String>),
+    /// A string: its text when it is UTF-8, else its bytes (it holds a lone surrogate).
+    String(std::result::Result<&'a str, LoneSurrogates<'a>>),
     Binary(&'a [u8]),
     /// An array and its element count; the elements follow.
     Array(usize),
@@ -109,7 +109,7 @@ impl<'r, 'a> Stored<'r, 'a> {
             Head::Number(n) => visit_number(n, visitor),
             Head::Date(ms) => visitor.visit_f64(ms),
             Head::String(Ok(s)) => visitor.visit_borrowed_str(s),
-            Head::String(Err(units)) => visitor.visit_string(rust_string(units)?),
+            Head::String(Err(lone)) => visitor.visit_string(rust_string(lone.units())?),
             Head::Binary(bytes) => visitor.visit_borrowed_bytes(bytes),
             Head::Array(n) => self.members().visit_array(n, visitor),
             Head::Object(n) => self.members().visit_object(n, visitor),
@@ -249,7 +249,7 @@ impl<'de, 'r> de::Deserializer<'de> for Stored<'r, 'de> {
             Head::String(s) => visitor.visit_enum(Variant {
                 name: match s {
                     Ok(s) => s.to_owned(),
-                    Err(units) => rust_string(units)?,
+                    Err(lone) => rust_string(lone.units())?,
                 },
                 value: None,
             }),
@@ -257,7 +257,7 @@ impl<'de, 'r> de::Deserializer<'de> for Stored<'r, 'de> {
                 let members = self.members();
                 let variant = match members.reader.text()? {
                     Ok(s) => s.to_owned(),
-                    Err(units) => rust_string(units)?,
+                    Err(lone) => rust_string(lone.units())?,
                 };
                 visitor.visit_enum(Variant {
                     name: variant,
@@ -343,7 +343,7 @@ impl<'de, 'r> de::MapAccess<'de> for Properties<'r, 'de> {
         self.names.insert(reader.since(at), at)?;
         let name = match name {
             Ok(s) => Cow::Borrowed(s),
-            Err(units) => Cow::Owned(rust_string(units)?),
+            Err(lone) => Cow::Owned(rust_string(lone.units())?),
         };
         seed.deserialize(KeyDeserializer(name)).map(Some)
     }
