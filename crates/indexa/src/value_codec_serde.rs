@@ -1044,10 +1044,13 @@ mod tests {
         let lone = decode_value_as::<String>(&stored(r#""\ud800""#)).unwrap_err();
         assert_eq!(lone.name(), "TypeError");
         assert!(lone.to_string().contains("lone surrogate"), "{lone}");
-        // A repeated property name, an unknown tag, trailing bytes, another version.
+        // A repeated property name, an unknown tag, trailing bytes, another version, a string
+        // that is not WTF-8, a lead surrogate's bytes followed by a trail surrogate's.
         for bytes in [
             vec![1, 0x0A, 2, 1, b'a', 1, 1, b'a', 1],
             vec![1, 0x0B],
+            vec![1, 0x06, 1, 0xFF],
+            vec![1, 0x06, 6, 0xED, 0xA0, 0x80, 0xED, 0xB0, 0x80],
             vec![1, 1, 1],
             vec![2, 1],
         ] {
