@@ -30,6 +30,7 @@ use crate::error::{Error, Result};
 use crate::key::Key;
 use crate::utf16::Utf16String;
 use crate::value::{time_clip, Value};
+use crate::value_codec as codec;
 
 /// Version of this byte layout. Storage records it and refuses files with another version.
 pub const KEY_ENCODING_VERSION: u32 = 1;
@@ -38,7 +39,7 @@ const TAG_NUMBER: u8 = 0x10;
 const TAG_DATE: u8 = 0x20;
 const TAG_STRING: u8 = 0x30;
 const TAG_BINARY: u8 = 0x40;
-const TAG_ARRAY: u8 = 0x50;
+pub(crate) const TAG_ARRAY: u8 = 0x50;
 const TERMINATOR: u8 = 0x00;
 
 /// Deepest array nesting [`decode_key`] accepts; deeper input is rejected, not recursed into.
@@ -118,6 +119,53 @@ pub(crate) fn encode_value_as_key(value: &Value) -> Option<Vec<u8>> {
     encode_value_as_key_into(value, &mut out).then_some(out)
 }
 
+/// [`encode_value_as_key_into`] on the scalar stored where `reader` is, read in place instead
+/// of decoded: `Some(true)` when its key was appended, `Some(false)` when it is not a valid key
+/// (`undefined`, `null`, a Boolean, NaN, an invalid Date; nothing appended), `None` for an
+/// array or an object, which the reader leaves unread.
+///
+/// # Errors
+/// [`Error::Unknown`] for stored bytes the value codec refuses.
+pub(crate) fn encode_stored_scalar_as_key_into(
+    reader: &mut codec::Reader<'_>,
+    out: &mut Vec<u8>,
+) -> Result<Option<bool>> {
+    let number = |n: f64, tag: u8, out: &mut Vec<u8>| {
+        if n.is_nan() {
+            return false;
+        }
+        out.push(tag);
+        encode_f64(n, out);
+        true
+    };
+    let start = reader.pos;
+    Ok(Some(match reader.byte()? {
+        codec::TAG_NUMBER => number(reader.f64_bits()?, TAG_NUMBER, out),
+        codec::TAG_SMALL_INT => number(reader.small_int()?, TAG_NUMBER, out),
+        codec::TAG_DATE => number(time_clip(reader.f64_bits()?), TAG_DATE, out),
+        codec::TAG_STRING => {
+            out.push(TAG_STRING);
+            match reader.text()? {
+                Ok(text) => text.encode_utf16().for_each(|u| encode_unit(u, out)),
+                Err(lone) => encode_units(lone.units().units(), out),
+            }
+            out.push(TERMINATOR);
+            true
+        }
+        codec::TAG_BINARY => {
+            let len = reader.count(1, 0)?;
+            encode_binary(reader.take(len)?, out);
+            true
+        }
+        codec::TAG_ARRAY | codec::TAG_OBJECT => {
+            reader.pos = start;
+            return Ok(None);
+        }
+        codec::TAG_UNDEFINED | codec::TAG_NULL | codec::TAG_FALSE | codec::TAG_TRUE => false,
+        other => return Err(codec::corrupt(start, &format!("unknown tag 0x{other:02X}"))),
+    }))
+}
+
 /// The encoded array key the values `items` convert to (each member as
 /// [`encode_value_as_key_into`]), or `None` when one of them is not a valid key.
 pub(crate) fn encode_values_as_array_key<'v>(
@@ -144,14 +192,19 @@ pub(crate) fn encode_string_prefix(prefix: &Utf16String) -> Vec<u8> {
 
 fn encode_units(units: &[u16], out: &mut Vec<u8>) {
     for &u in units {
-        match u {
-            0x0000..=0x007E => out.push(u as u8 + 1),
-            0x007F..=0x407E => {
-                let v = u - 0x7F;
-                out.extend_from_slice(&[0x80 | (v >> 8) as u8, v as u8]);
-            }
-            _ => out.extend_from_slice(&[0xC0, (u >> 8) as u8, u as u8]),
+        encode_unit(u, out);
+    }
+}
+
+/// One code unit of a string key, in 1–3 bytes.
+fn encode_unit(u: u16, out: &mut Vec<u8>) {
+    match u {
+        0x0000..=0x007E => out.push(u as u8 + 1),
+        0x007F..=0x407E => {
+            let v = u - 0x7F;
+            out.extend_from_slice(&[0x80 | (v >> 8) as u8, v as u8]);
         }
+        _ => out.extend_from_slice(&[0xC0, (u >> 8) as u8, u as u8]),
     }
 }
 

@@ -12,7 +12,10 @@ use smallvec::SmallVec;
 
 use crate::error::{Error, Result};
 use crate::key::{convert_value_to_key, Key};
-use crate::key_encoding::{encode_value_as_key, encode_values_as_array_key};
+use crate::key_encoding::{
+    encode_stored_scalar_as_key_into, encode_value_as_key, encode_values_as_array_key,
+    TAG_ARRAY as TAG_ARRAY_KEY,
+};
 use crate::utf16::Utf16String;
 use crate::value::{Object, Value};
 use crate::value_codec::{Reader, TAG_OBJECT};
@@ -256,15 +259,33 @@ fn step<'v>(value: &'v Value, identifier: &Utf16String) -> Option<Cow<'v, Value>
     }
 }
 
+/// What one dotted path names in a stored value (see [`StoredValue::find`]).
+enum Found<'a> {
+    /// A value still in the stored bytes: the reader is at its tag, `depth` levels down.
+    Stored(Reader<'a>, usize),
+    /// A value built to evaluate the path: the whole value's, or a `length`.
+    Built(Value),
+}
+
 impl StoredValue {
     /// "Evaluate a key path on a value" for one dotted path: the objects along the path are
     /// read in place, and only the value found is built. `None` is the spec's failure.
     fn evaluate_path(&self, path: &Path) -> Result<Option<Value>> {
+        Ok(match self.find(path)? {
+            None => None,
+            Some(Found::Stored(mut reader, depth)) => Some(reader.value(depth)?),
+            Some(Found::Built(value)) => Some(value),
+        })
+    }
+
+    /// The first steps of [`StoredValue::evaluate_path`]: where the value a dotted path names
+    /// is, the objects along the path read in place. `None` is the spec's failure.
+    fn find(&self, path: &Path) -> Result<Option<Found<'_>>> {
         let mut names = path.text.split('.').filter(|name| !name.is_empty());
         let (Some(first), Some(properties)) = (names.next(), &self.properties) else {
             // The value itself, or a top-level string's or array's `length`, or nothing.
             let value = crate::value_codec::decode_value(&self.bytes)?;
-            return Ok(evaluate_path(&value, path).map(Cow::into_owned));
+            return Ok(evaluate_path(&value, path).map(|v| Found::Built(v.into_owned())));
         };
         let found = properties
             .iter()
@@ -280,7 +301,7 @@ impl StoredValue {
                 // A string's or an array's `length`, or nothing: the rest of the path on it.
                 let value = reader.value(depth)?;
                 let rest = &path.identifiers[depth..];
-                return Ok(evaluate_identifiers(&value, rest).map(Cow::into_owned));
+                return Ok(evaluate_identifiers(&value, rest).map(|v| Found::Built(v.into_owned())));
             }
             reader.byte()?;
             let mut left = reader.container(TAG_OBJECT, depth, 0)?;
@@ -297,7 +318,7 @@ impl StoredValue {
                 reader.skip_value(depth + 1)?;
             }
         }
-        Ok(Some(reader.value(path.identifiers.len())?))
+        Ok(Some(Found::Stored(reader, path.identifiers.len())))
     }
 }
 
@@ -390,8 +411,49 @@ pub(crate) fn extract_encoded_index_keys_from_stored_value(
     key_path: &KeyPath,
     multi_entry: bool,
 ) -> Result<IndexKeys> {
+    if let Some(keys) = scalar_index_keys(value, key_path)? {
+        return Ok(keys);
+    }
     let evaluate = |p: &Path| value.evaluate_path(p).map(|v| v.map(Cow::Owned));
     index_keys_from(evaluate, key_path, multi_entry)
+}
+
+/// [`extract_encoded_index_keys_from_stored_value`] when every path of the key path names a
+/// scalar stored in place (the common case: a string, a number, a date): its key encoded
+/// straight from the stored bytes, building no value. `None` when one names an array or an
+/// object or needs a built value (the generic path then runs). multiEntry changes nothing for
+/// a scalar, so it is not asked.
+fn scalar_index_keys(value: &StoredValue, key_path: &KeyPath) -> Result<Option<IndexKeys>> {
+    let (paths, compound) = match &key_path.0 {
+        Repr::Single(p) => (std::slice::from_ref(p), false),
+        Repr::Compound(paths) => (paths.as_slice(), true),
+    };
+    let mut key = Vec::with_capacity(32);
+    if compound {
+        key.push(TAG_ARRAY_KEY);
+    }
+    // As in the generic path, every item is evaluated before any decides there is no key.
+    let mut valid = true;
+    let mut failed = false;
+    for p in paths {
+        match value.find(p)? {
+            None => failed = true,
+            Some(Found::Built(_)) => return Ok(None),
+            Some(Found::Stored(mut reader, _)) => {
+                match encode_stored_scalar_as_key_into(&mut reader, &mut key)? {
+                    None => return Ok(None),
+                    Some(appended) => valid &= appended,
+                }
+            }
+        }
+    }
+    if failed || !valid {
+        return Ok(Some(IndexKeys::new()));
+    }
+    if compound {
+        key.push(0x00);
+    }
+    Ok(Some(smallvec::smallvec![key]))
 }
 
 /// The encoded index keys, with `evaluate` giving what each dotted path yields.
@@ -532,6 +594,28 @@ pub fn inject_key_into_value_using_key_path(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// `v` in its stored form, with its top-level properties found as `encode_serialized`
+    /// records them.
+    fn stored(v: &Value) -> StoredValue {
+        let bytes = crate::encode_value(v);
+        let mut properties = None;
+        let mut reader = Reader::start(&bytes).unwrap();
+        if reader.peek().unwrap() == TAG_OBJECT {
+            reader.byte().unwrap();
+            let n = reader.container(TAG_OBJECT, 0, 0).unwrap();
+            let mut found = Vec::new();
+            for _ in 0..n {
+                let len = reader.count(1, 0).unwrap();
+                let start = reader.pos;
+                reader.take(len).unwrap();
+                found.push((start, reader.pos));
+                reader.skip_value(1).unwrap();
+            }
+            properties = (n > 0).then_some(found);
+        }
+        StoredValue { bytes, properties }
+    }
 
     fn obj(fields: &[(&str, Value)]) -> Value {
         Value::Object(
@@ -762,6 +846,47 @@ mod tests {
         );
     }
 
+    #[test]
+    fn stored_scalars_along_a_path_give_their_keys_in_place() {
+        let inner = obj(&[("y", Value::Null), ("x", Value::string("é\u{1D11E}"))]);
+        let v = obj(&[
+            ("a", inner),
+            ("b", Value::from(5)),
+            ("d", Value::Date(f64::NAN)),
+            ("bin", Value::Binary(vec![0xFE, 0])),
+        ]);
+        let keys = |kp: KeyPath| {
+            extract_encoded_index_keys_from_stored_value(&stored(&v), &kp, false)
+                .unwrap()
+                .into_vec()
+        };
+        let x = Key::string("é\u{1D11E}");
+        assert_eq!(
+            keys(KeyPath::parse("a.x").unwrap()),
+            [crate::encode_key(&x)]
+        );
+        assert_eq!(
+            keys(KeyPath::compound(&["b", "a.x", "bin"]).unwrap()),
+            [crate::encode_key(&Key::Array(vec![
+                Key::from(5),
+                x,
+                Key::Binary(vec![0xFE, 0])
+            ]))]
+        );
+        // An invalid Date, null, and a missing property give no key.
+        for path in ["d", "a.y", "a.z", "c"] {
+            assert_eq!(
+                keys(KeyPath::parse(path).unwrap()),
+                Vec::<Vec<u8>>::new(),
+                "{path}"
+            );
+        }
+        assert_eq!(
+            keys(KeyPath::compound(&["b", "d"]).unwrap()),
+            Vec::<Vec<u8>>::new()
+        );
+    }
+
     proptest::proptest! {
         #[test]
         fn encoded_index_keys_match_extract_then_encode(
@@ -781,8 +906,11 @@ mod tests {
                 by_the_spec.sort_unstable();
                 proptest::prop_assert_eq!(
                     extract_encoded_index_keys(&v, &kp, multi_entry).into_vec(),
-                    by_the_spec
+                    by_the_spec.clone()
                 );
+                let from_stored =
+                    extract_encoded_index_keys_from_stored_value(&stored(&v), &kp, multi_entry);
+                proptest::prop_assert_eq!(from_stored.unwrap().into_vec(), by_the_spec);
             }
         }
     }
