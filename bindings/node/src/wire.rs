@@ -131,14 +131,15 @@ fn payload(out: &mut Vec<u8>, payload: Payload) {
 
 /// The values of a `getAll` in the reply's form ([`KIND_VALUES`], their count, each value),
 /// and their count: each value as `visit` reports it to a [`Transcoder`] straight from its
-/// stored bytes or, when one of them may be stored with its serialization, every value as
-/// `read` gives it, written by [`values`].
+/// stored bytes. When one of them may be stored with its serialization, each value is read
+/// back from that form and a value that is one is written as [`Writer::stored_value`] writes
+/// it (`inject`: the object store's key path when a generated key may need injecting); the
+/// others keep their bytes.
 ///
 /// # Errors
-/// Those of `visit` and `read`.
+/// Those of `visit`.
 pub(crate) fn values_reply(
     visit: impl FnOnce(&mut Transcoder<'_>) -> indexa::Result<usize>,
-    read: impl FnOnce() -> indexa::Result<Vec<Value>>,
     inject: Option<&KeyPath>,
 ) -> indexa::Result<(Vec<u8>, usize)> {
     let mut transcoded = Vec::new();
@@ -147,25 +148,29 @@ pub(crate) fn values_reply(
         serialized: false,
     };
     let count = visit(&mut t)?;
+    let serialized = t.serialized;
     let mut out = Vec::new();
-    if t.serialized {
-        let read = read()?;
-        values(&mut out, &read, inject);
-        return Ok((out, read.len()));
+    let mut w = Writer::new(&mut out, KIND_VALUES, count);
+    if !serialized {
+        w.0.extend_from_slice(&transcoded);
+        return Ok((out, count));
     }
-    Writer::new(&mut out, KIND_VALUES, count);
-    out.extend_from_slice(&transcoded);
+    let mut r = Reader {
+        bytes: &transcoded,
+        at: 0,
+    };
+    for _ in 0..count {
+        let start = r.at;
+        let value = r
+            .value(0)
+            .map_err(|e| indexa::Error::Unknown(format!("a getAll reply: {}", e.reason)))?;
+        if serialization(&value).is_some() {
+            w.stored_value(&value, inject);
+        } else {
+            w.0.extend_from_slice(&transcoded[start..r.at]);
+        }
+    }
     Ok((out, count))
-}
-
-/// Appends the values of a `getAll` to `out`, written from the engine's values (`inject`: the
-/// object store's key path when a generated key may need injecting into a value stored with
-/// its serialization, see [`Writer::stored_value`]).
-fn values(out: &mut Vec<u8>, values: &[Value], inject: Option<&KeyPath>) {
-    let mut w = Writer::new(out, KIND_VALUES, values.len());
-    for v in values {
-        w.stored_value(v, inject);
-    }
 }
 
 /// Appends the records of a `getAllRecords` to `out`.
@@ -308,6 +313,17 @@ impl indexa::ValueVisitor for Transcoder<'_> {
             self.serialized = true;
         }
         self.string(name);
+    }
+}
+
+/// The serialization of a value stored with one (see [`CLONE_FIELD`]); `None` for any other.
+fn serialization(value: &Value) -> Option<&[u8]> {
+    match value {
+        Value::Object(map) => match map.get(&Utf16String::from(CLONE_FIELD)) {
+            Some(Value::Binary(bytes)) => Some(bytes),
+            _ => None,
+        },
+        _ => None,
     }
 }
 
@@ -461,17 +477,15 @@ impl Writer<'_> {
     /// A value as stored: with a serialization (see [`CLONE_FIELD`]), that serialization and
     /// the key injected into the projection, for the JavaScript layer to inject again.
     fn stored_value(&mut self, value: &Value, inject: Option<&KeyPath>) {
-        if let Value::Object(map) = value {
-            if let Some(Value::Binary(bytes)) = map.get(&Utf16String::from(CLONE_FIELD)) {
-                self.bytes(TAG_CLONE, bytes);
-                match inject.map(|kp| extract_key_from_value_using_key_path(value, kp, false)) {
-                    Some(KeyPathExtraction::Key(k)) => self.key(&k),
-                    _ => self.0.push(TAG_UNDEFINED),
-                }
-                return;
-            }
+        let Some(bytes) = serialization(value) else {
+            self.value(value);
+            return;
+        };
+        self.bytes(TAG_CLONE, bytes);
+        match inject.map(|kp| extract_key_from_value_using_key_path(value, kp, false)) {
+            Some(KeyPathExtraction::Key(k)) => self.key(&k),
+            _ => self.0.push(TAG_UNDEFINED),
         }
-        self.value(value);
     }
 
     fn value(&mut self, value: &Value) {
@@ -879,38 +893,37 @@ mod tests {
     #[test]
     fn get_alls_read_from_the_stored_bytes_are_written_as_from_the_engine_values() {
         use indexa::{Query, TransactionMode};
-        let values_of = |vs: &[Value]| {
+        // As written from the engine's values.
+        let values_of = |vs: &[Value], inject: Option<&KeyPath>| {
             let mut out = Vec::new();
-            values(&mut out, vs, None);
+            let mut w = Writer::new(&mut out, KIND_VALUES, vs.len());
+            for v in vs {
+                w.stored_value(v, inject);
+            }
             out
         };
         let all = every_kind();
         let (_factory, db) = every_kind_stored();
         let tx = db.transaction(&["s"], TransactionMode::ReadOnly).unwrap();
         let store = tx.object_store("s").unwrap();
-        // Values without a property named CLONE_FIELD go straight from their bytes.
-        for i in [1, 3] {
-            let plain = Query::from(Key::Number(i as f64));
-            let got = values_reply(
-                |t| store.get_all_with(plain.clone(), t),
-                || panic!("plain values are not read again"),
-                None,
+        for i in 0..all.len() {
+            let one = Query::from(Key::Number(i as f64));
+            let got = values_reply(|t| store.get_all_with(one, t), None);
+            assert_eq!(
+                got.unwrap(),
+                (values_of(&all[i..=i], None), 1),
+                "record {i}"
             );
-            assert_eq!(got.unwrap(), (values_of(&all[i..=i]), 1), "record {i}");
         }
-        // With one that may be stored with its serialization, all are read again.
-        let got = values_reply(
-            |t| store.get_all_with(Query::all(), t),
-            || store.get_all(Query::all()),
-            None,
-        );
-        assert_eq!(got.unwrap(), (values_of(&all), all.len()));
+        // Values stored with their serialization among others, with and without a key path
+        // to inject a generated key by.
+        let kp = KeyPath::parse("id").unwrap();
+        for inject in [None, Some(&kp)] {
+            let got = values_reply(|t| store.get_all_with(Query::all(), t), inject);
+            assert_eq!(got.unwrap(), (values_of(&all, inject), all.len()));
+        }
         let none = Query::from(Key::Number(9.0));
-        let got = values_reply(
-            |t| store.get_all_with(none.clone(), t),
-            || store.get_all(none.clone()),
-            None,
-        );
+        let got = values_reply(|t| store.get_all_with(none, t), None);
         assert_eq!(got.unwrap(), (vec![KIND_VALUES, 0], 0));
     }
 

@@ -1209,12 +1209,8 @@ fn read(
                 .map(Payload::Encoded)
             }
             ReadKind::GetKey => Ok(Payload::MaybeKey(s.get_key(single(range)?)?)),
-            ReadKind::GetAll => wire::values_reply(
-                |t| s.get_all_with(query.clone(), t),
-                || s.get_all(query.clone()),
-                inject.as_ref(),
-            )
-            .map(|(bytes, count)| Payload::Values(bytes, count)),
+            ReadKind::GetAll => wire::values_reply(|t| s.get_all_with(query, t), inject.as_ref())
+                .map(|(bytes, count)| Payload::Values(bytes, count)),
             ReadKind::GetAllKeys => Ok(Payload::Keys(s.get_all_keys(query)?)),
             ReadKind::GetAllRecords => Ok(Payload::Records(s.get_all_records(query)?, inject)),
             ReadKind::Count => Ok(Payload::Count(s.count(range)?)),
@@ -1232,12 +1228,10 @@ fn read(
                     .map(Payload::Encoded)
                 }
                 ReadKind::GetKey => Ok(Payload::MaybeKey(ix.get_key(single(range)?)?)),
-                ReadKind::GetAll => wire::values_reply(
-                    |t| ix.get_all_with(query.clone(), t),
-                    || ix.get_all(query.clone()),
-                    inject.as_ref(),
-                )
-                .map(|(bytes, count)| Payload::Values(bytes, count)),
+                ReadKind::GetAll => {
+                    wire::values_reply(|t| ix.get_all_with(query, t), inject.as_ref())
+                        .map(|(bytes, count)| Payload::Values(bytes, count))
+                }
                 ReadKind::GetAllKeys => Ok(Payload::Keys(ix.get_all_keys(query)?)),
                 ReadKind::GetAllRecords => Ok(Payload::Records(ix.get_all_records(query)?, inject)),
                 ReadKind::Count => Ok(Payload::Count(ix.count(range)?)),
