@@ -161,9 +161,7 @@ pub(crate) fn values_reply(
     };
     for _ in 0..count {
         let start = r.at;
-        let value = r
-            .value(0)
-            .map_err(|e| indexa::Error::Unknown(format!("a getAll reply: {}", e.reason)))?;
+        let value = r.value(0).map_err(read_back_error)?;
         if serialization(&value).is_some() {
             w.stored_value(&value, inject);
         } else {
@@ -204,7 +202,7 @@ pub fn row(out: &mut Vec<u8>, cursor: &Cursor, inject: Option<&KeyPath>) -> inde
     let mut w = Writer(out);
     w.key(key);
     w.key(cursor.primary_key().unwrap_or(key));
-    match transcoded_value(out, |t| cursor.visit_value(t), || cursor.value(), inject) {
+    match transcoded_value(out, |t| cursor.visit_value(t), inject) {
         Ok(true) => {}
         Ok(false) => out.push(TAG_UNDEFINED),
         Err(e) => {
@@ -219,14 +217,13 @@ pub fn row(out: &mut Vec<u8>, cursor: &Cursor, inject: Option<&KeyPath>) -> inde
 /// as [`transcoded_value`] writes it.
 ///
 /// # Errors
-/// Those of `visit` and `read`.
-pub(crate) fn get_reply<V: std::borrow::Borrow<Value>>(
+/// Those of `visit`.
+pub(crate) fn get_reply(
     visit: impl FnOnce(&mut Transcoder<'_>) -> indexa::Result<bool>,
-    read: impl FnOnce() -> indexa::Result<Option<V>>,
     inject: Option<&KeyPath>,
 ) -> indexa::Result<Vec<u8>> {
     let mut out = vec![KIND_VALUE, 1];
-    if transcoded_value(&mut out, visit, read, inject)? {
+    if transcoded_value(&mut out, visit, inject)? {
         Ok(out)
     } else {
         Ok(vec![KIND_VALUE, 0])
@@ -235,15 +232,14 @@ pub(crate) fn get_reply<V: std::borrow::Borrow<Value>>(
 
 /// Appends the value that `visit` reports to a [`Transcoder`] straight from its stored bytes
 /// to `out`; false, with nothing written, when `visit` finds none. A value that may be one
-/// stored with its serialization is read again with `read` and written from the engine's
-/// value by [`Writer::stored_value`] (`inject` as for [`values`]).
+/// stored with its serialization is read back and, when it is one, written again as
+/// [`Writer::stored_value`] writes it (`inject` as for [`values_reply`]).
 ///
 /// # Errors
-/// Those of `visit` and `read`; nothing is left in `out`.
-fn transcoded_value<V: std::borrow::Borrow<Value>>(
+/// Those of `visit`; nothing is left in `out`.
+fn transcoded_value(
     out: &mut Vec<u8>,
     visit: impl FnOnce(&mut Transcoder<'_>) -> indexa::Result<bool>,
-    read: impl FnOnce() -> indexa::Result<Option<V>>,
     inject: Option<&KeyPath>,
 ) -> indexa::Result<bool> {
     let start = out.len();
@@ -251,12 +247,11 @@ fn transcoded_value<V: std::borrow::Borrow<Value>>(
         w: Writer(out),
         serialized: false,
     };
-    let visited = visit(&mut t);
-    let written = match visited {
-        Ok(true) if t.serialized => read().map(|value| {
-            out.truncate(start);
-            if let Some(value) = value {
-                Writer(out).stored_value(value.borrow(), inject);
+    let written = match visit(&mut t) {
+        Ok(true) if t.serialized => read_back(&out[start..]).map(|value| {
+            if serialization(&value).is_some() {
+                out.truncate(start);
+                Writer(out).stored_value(&value, inject);
             }
             true
         }),
@@ -266,6 +261,17 @@ fn transcoded_value<V: std::borrow::Borrow<Value>>(
         out.truncate(start);
     }
     written
+}
+
+/// The value a [`Transcoder`] wrote at the start of `bytes`, read back.
+fn read_back(bytes: &[u8]) -> indexa::Result<Value> {
+    Reader { bytes, at: 0 }.value(0).map_err(read_back_error)
+}
+
+/// A [`Transcoder`]'s bytes that do not read back (which would be a bug) as the engine's
+/// `UnknownError`.
+fn read_back_error(e: napi::Error) -> indexa::Error {
+    indexa::Error::Unknown(format!("a value read back: {}", e.reason))
 }
 
 /// Writes a stored value in the reply's form as [`indexa::visit_value`] reads it, without
@@ -870,23 +876,16 @@ mod tests {
         let (_factory, db) = every_kind_stored();
         let tx = db.transaction(&["s"], TransactionMode::ReadOnly).unwrap();
         let store = tx.object_store("s").unwrap();
-        for (i, v) in values.iter().enumerate() {
-            let key = Key::Number(i as f64);
-            let got = get_reply(
-                |t| store.get_with(key.clone(), t),
-                || store.get(key.clone()),
-                None,
-            );
-            let mut want = Vec::new();
-            values_single(&mut want, v);
-            assert_eq!(got.unwrap(), want, "record {i}");
+        let kp = KeyPath::parse("id").unwrap();
+        for inject in [None, Some(&kp)] {
+            for (i, v) in values.iter().enumerate() {
+                let got = get_reply(|t| store.get_with(Key::Number(i as f64), t), inject);
+                let mut want = vec![KIND_VALUE, 1];
+                Writer(&mut want).stored_value(v, inject);
+                assert_eq!(got.unwrap(), want, "record {i}");
+            }
         }
-        let key = Key::Number(9.0);
-        let got = get_reply(
-            |t| store.get_with(key.clone(), t),
-            || store.get(key.clone()),
-            None,
-        );
+        let got = get_reply(|t| store.get_with(Key::Number(9.0), t), None);
         assert_eq!(got.unwrap(), [KIND_VALUE, 0]);
     }
 
@@ -925,12 +924,6 @@ mod tests {
         let none = Query::from(Key::Number(9.0));
         let got = values_reply(|t| store.get_all_with(none, t), None);
         assert_eq!(got.unwrap(), (vec![KIND_VALUES, 0], 0));
-    }
-
-    /// `v` as the result of a `get`, written from the engine's value.
-    fn values_single(out: &mut Vec<u8>, v: &Value) {
-        out.extend([KIND_VALUE, 1]);
-        Writer(out).stored_value(v, None);
     }
 
     /// The bytes of one reply: its op id, the length of the rest, then the rest.

@@ -1201,12 +1201,7 @@ fn read(
         None => match kind {
             ReadKind::Get => {
                 let range = single(range)?;
-                wire::get_reply(
-                    |t| s.get_with(range.clone(), t),
-                    || s.get(range.clone()),
-                    inject.as_ref(),
-                )
-                .map(Payload::Encoded)
+                wire::get_reply(|t| s.get_with(range, t), inject.as_ref()).map(Payload::Encoded)
             }
             ReadKind::GetKey => Ok(Payload::MaybeKey(s.get_key(single(range)?)?)),
             ReadKind::GetAll => wire::values_reply(|t| s.get_all_with(query, t), inject.as_ref())
@@ -1220,12 +1215,8 @@ fn read(
             match kind {
                 ReadKind::Get => {
                     let range = single(range)?;
-                    wire::get_reply(
-                        |t| ix.get_with(range.clone(), t),
-                        || ix.get(range.clone()),
-                        inject.as_ref(),
-                    )
-                    .map(Payload::Encoded)
+                    wire::get_reply(|t| ix.get_with(range, t), inject.as_ref())
+                        .map(Payload::Encoded)
                 }
                 ReadKind::GetKey => Ok(Payload::MaybeKey(ix.get_key(single(range)?)?)),
                 ReadKind::GetAll => {
