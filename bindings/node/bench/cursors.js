@@ -18,6 +18,8 @@
 //   getAllEachTx  1,000 readonly transactions one after another, each an index getAll(key, 2)
 //   getAllOneTx   2,000 index getAll(key) (each all 20 records of one key) placed at once in
 //                 one readonly transaction
+//   getAllArrays  5 getAll() in one readonly transaction of a second store of N records
+//                 {g, data: Uint8Array} (values stored with their serialization)
 //   scan          a store cursor over every record, stepped with continue() (the first scan
 //                 of the process)
 //   scanWarm      the same scan, the fourth of the process (after two more not timed)
@@ -42,10 +44,16 @@ async function runSteps(factory) {
   };
   await req(factory.deleteDatabase('cursors'));
   const open = factory.open('cursors', 1);
-  open.onupgradeneeded = () => open.result.createObjectStore('s').createIndex('g', 'g');
+  open.onupgradeneeded = () => {
+    open.result.createObjectStore('s').createIndex('g', 'g');
+    open.result.createObjectStore('b');
+  };
   const db = await req(open);
-  const fill = db.transaction('s', 'readwrite', { durability: 'relaxed' });
-  for (let i = 0; i < N; i++) fill.objectStore('s').put({ g: i % GROUPS, name: `city ${i}` }, i);
+  const fill = db.transaction(['s', 'b'], 'readwrite', { durability: 'relaxed' });
+  for (let i = 0; i < N; i++) {
+    fill.objectStore('s').put({ g: i % GROUPS, name: `city ${i}` }, i);
+    fill.objectStore('b').put({ g: i % GROUPS, data: new Uint8Array([i & 255, 1, 2, 3]) }, i);
+  }
   await done(fill);
   await step('shortCursors', async () => {
     const tx = db.transaction('s', 'readonly');
@@ -102,6 +110,16 @@ async function runSteps(factory) {
     for (let i = 0; i < GET_ALLS; i++) {
       const r = index.getAll((i * 7) % GROUPS);
       r.onsuccess = () => { for (const v of r.result) sum += v.g + v.name.length; };
+    }
+    await done(tx);
+    return sum;
+  });
+  await step('getAllArrays', async () => {
+    const tx = db.transaction('b', 'readonly');
+    let sum = 0;
+    for (let i = 0; i < 5; i++) {
+      const r = tx.objectStore('b').getAll();
+      r.onsuccess = () => { for (const v of r.result) sum += v.g + v.data[0]; };
     }
     await done(tx);
     return sum;
