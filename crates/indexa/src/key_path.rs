@@ -599,21 +599,8 @@ mod tests {
     /// records them.
     fn stored(v: &Value) -> StoredValue {
         let bytes = crate::encode_value(v);
-        let mut properties = None;
-        let mut reader = Reader::start(&bytes).unwrap();
-        if reader.peek().unwrap() == TAG_OBJECT {
-            reader.byte().unwrap();
-            let n = reader.container(TAG_OBJECT, 0, 0).unwrap();
-            let mut found = Vec::new();
-            for _ in 0..n {
-                let len = reader.count(1, 0).unwrap();
-                let start = reader.pos;
-                reader.take(len).unwrap();
-                found.push((start, reader.pos));
-                reader.skip_value(1).unwrap();
-            }
-            properties = (n > 0).then_some(found);
-        }
+        let properties =
+            crate::value_codec_serde::top_level_properties(&bytes).filter(|p| !p.is_empty());
         StoredValue { bytes, properties }
     }
 

@@ -924,6 +924,28 @@ impl ser::SerializeMap for Compound<'_> {
     }
 }
 
+/// Where each top-level property's name starts and ends in a stored value (its value starts
+/// there), read by a decoder: `None` when the value is not an object. For tests, against
+/// [`StoredValue::properties`].
+#[cfg(test)]
+pub(crate) fn top_level_properties(bytes: &[u8]) -> Option<Vec<(usize, usize)>> {
+    let mut reader = Reader::start(bytes).unwrap();
+    if reader.peek().unwrap() != TAG_OBJECT {
+        return None;
+    }
+    reader.byte().unwrap();
+    let n = reader.container(TAG_OBJECT, 0, 0).unwrap();
+    let mut read = Vec::new();
+    for _ in 0..n {
+        let len = reader.count(1, 0).unwrap();
+        let start = reader.pos;
+        reader.take(len).unwrap();
+        read.push((start, reader.pos));
+        reader.skip_value(1).unwrap();
+    }
+    Some(read)
+}
+
 #[cfg(test)]
 mod tests {
     use std::collections::BTreeMap;
@@ -1130,25 +1152,12 @@ mod tests {
     /// The top-level properties `encode_serialized` gives are the names a decoder reads,
     /// in order, each followed by its value; none for a value that is not an object.
     fn properties_are_where_they_say(stored: &StoredValue) -> bool {
-        let bytes = &stored.bytes;
-        let mut reader = Reader::start(bytes).unwrap();
-        if reader.peek().unwrap() != TAG_OBJECT {
-            return stored.properties.is_none();
-        }
-        reader.byte().unwrap();
-        let n = reader.container(TAG_OBJECT, 0, 0).unwrap();
-        let mut read = Vec::new();
-        for _ in 0..n {
-            let len = reader.count(1, 0).unwrap();
-            let start = reader.pos;
-            reader.take(len).unwrap();
-            read.push((start, reader.pos));
-            reader.skip_value(1).unwrap();
-        }
-        match &stored.properties {
-            Some(properties) => *properties == read,
+        match (&stored.properties, top_level_properties(&stored.bytes)) {
+            (Some(properties), Some(read)) => *properties == read,
+            (None, None) => true,
             // An enum variant's object, or an empty one.
-            None => n <= 1,
+            (None, Some(read)) => read.len() <= 1,
+            (Some(_), None) => false,
         }
     }
 
