@@ -432,12 +432,12 @@ fn scalar_index_keys(value: &StoredValue, key_path: &KeyPath) -> Result<Option<I
     if compound {
         key.push(TAG_ARRAY_KEY);
     }
-    // As in the generic path, every item is evaluated before any decides there is no key.
+    // As in the generic path, an item that yields nothing ends the evaluation with no key,
+    // and one that is not a valid key decides only once every item is evaluated.
     let mut valid = true;
-    let mut failed = false;
     for p in paths {
         match value.find(p)? {
-            None => failed = true,
+            None => return Ok(Some(IndexKeys::new())),
             Some(Found::Built(_)) => return Ok(None),
             Some(Found::Stored(mut reader, _)) => {
                 match encode_stored_scalar_as_key_into(&mut reader, &mut key)? {
@@ -447,7 +447,7 @@ fn scalar_index_keys(value: &StoredValue, key_path: &KeyPath) -> Result<Option<I
             }
         }
     }
-    if failed || !valid {
+    if !valid {
         return Ok(Some(IndexKeys::new()));
     }
     if compound {
@@ -874,7 +874,76 @@ mod tests {
         );
     }
 
+    #[test]
+    fn a_missing_item_ends_a_compound_key_path_before_later_damage() {
+        // {a: a string whose byte is not WTF-8}, key path ["c", "a"]: "c" yields nothing, so
+        // "a" is not read, as in the generic path.
+        let damaged = StoredValue {
+            bytes: vec![1, 0x0A, 1, 1, b'a', 0x06, 1, 0xFF],
+            properties: Some(vec![(4, 5)]),
+        };
+        let kp = KeyPath::compound(&["c", "a"]).unwrap();
+        let keys = extract_encoded_index_keys_from_stored_value(&damaged, &kp, false);
+        assert_eq!(keys.unwrap().into_vec(), Vec::<Vec<u8>>::new());
+        let kp = KeyPath::compound(&["a", "c"]).unwrap();
+        let err = extract_encoded_index_keys_from_stored_value(&damaged, &kp, false);
+        assert_eq!(err.unwrap_err().name(), "UnknownError");
+    }
+
+    /// Objects nested a few levels with the names key paths below use, holding mostly
+    /// scalars that are valid keys, and any values.
+    fn nested_value() -> impl proptest::strategy::Strategy<Value = Value> {
+        use proptest::prelude::*;
+        let leaf = prop_oneof![
+            any::<i32>().prop_map(|n| Value::Number(f64::from(n))),
+            any::<f64>().prop_map(Value::Number),
+            any::<f64>().prop_map(Value::Date),
+            "[a-zé\u{1D11E}]{0,20}".prop_map(|s| Value::string(&s)),
+            prop::collection::vec(any::<u8>(), 0..6).prop_map(Value::Binary),
+            crate::value_codec::testing::value(),
+        ];
+        leaf.prop_recursive(3, 24, 4, |inner| {
+            let name = prop_oneof![Just("a"), Just("b"), Just("x"), Just("length")];
+            prop::collection::vec((name, inner), 0..4).prop_map(|fields| {
+                Value::Object(
+                    fields
+                        .into_iter()
+                        .map(|(name, v)| (Utf16String::from(name), v))
+                        .collect(),
+                )
+            })
+        })
+    }
+
+    /// Key paths over those names (and one no value has), single or compound.
+    fn some_key_path() -> impl proptest::strategy::Strategy<Value = KeyPath> {
+        use proptest::prelude::*;
+        let name = prop_oneof![Just("a"), Just("b"), Just("x"), Just("length"), Just("c")];
+        let path = prop_oneof![
+            Just(String::new()),
+            prop::collection::vec(name, 1..4).prop_map(|names| names.join(".")),
+        ];
+        prop_oneof![
+            path.clone().prop_map(|p| KeyPath::parse(&p).unwrap()),
+            prop::collection::vec(path, 1..4).prop_map(|ps| KeyPath::compound(&ps).unwrap()),
+        ]
+    }
+
     proptest::proptest! {
+        #[test]
+        fn index_keys_from_the_stored_bytes_match_those_from_the_value(
+            v in nested_value(),
+            kp in some_key_path(),
+            multi_entry in proptest::prelude::any::<bool>(),
+        ) {
+            let from_stored =
+                extract_encoded_index_keys_from_stored_value(&stored(&v), &kp, multi_entry);
+            proptest::prop_assert_eq!(
+                from_stored.unwrap().into_vec(),
+                extract_encoded_index_keys(&v, &kp, multi_entry).into_vec()
+            );
+        }
+
         #[test]
         fn encoded_index_keys_match_extract_then_encode(
             a in crate::value_codec::testing::value(),

@@ -38,13 +38,13 @@ fn short_le(bytes: &[u8]) -> (u64, u64) {
 /// written whole, the units can be moved on at once: filled unit by unit in memory and then
 /// copied as a block, they stalled the copy (its load waits for the small stores), which cost
 /// a generic scan a sixth of its time.
-#[cfg(target_arch = "x86_64")]
+#[cfg(all(target_arch = "x86_64", target_feature = "sse2"))]
 fn widen(lo: u64, hi: u64) -> [u16; INLINE_UNITS] {
     use std::arch::x86_64::{
         _mm_set_epi64x, _mm_setzero_si128, _mm_storeu_si128, _mm_unpackhi_epi8, _mm_unpacklo_epi8,
     };
     let mut out = [0u16; INLINE_UNITS];
-    // SAFETY: SSE2 is part of every x86_64 target; the two unaligned stores write the 16
+    // SAFETY: SSE2 is enabled (the cfg above); the two unaligned stores write the 16
     // bytes at `out` and the 16 after them, exactly `out`'s 32.
     unsafe {
         let bytes = _mm_set_epi64x(hi as i64, lo as i64);
@@ -58,14 +58,14 @@ fn widen(lo: u64, hi: u64) -> [u16; INLINE_UNITS] {
     out
 }
 
-/// [`widen`] where SSE2 is not at hand (on x86_64, only for the test that compares the two).
-#[cfg(any(not(target_arch = "x86_64"), test))]
+/// [`widen`] where SSE2 is not at hand (with it, only for the test that compares the two).
+#[cfg(any(not(all(target_arch = "x86_64", target_feature = "sse2")), test))]
 fn widen_portable(lo: u64, hi: u64) -> [u16; INLINE_UNITS] {
     let bytes = ((u128::from(hi) << 64) | u128::from(lo)).to_le_bytes();
     bytes.map(u16::from)
 }
 
-#[cfg(not(target_arch = "x86_64"))]
+#[cfg(not(all(target_arch = "x86_64", target_feature = "sse2")))]
 use widen_portable as widen;
 
 /// A sequence of UTF-16 code units, possibly with lone surrogates.

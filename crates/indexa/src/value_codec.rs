@@ -281,8 +281,9 @@ pub(crate) struct LoneSurrogates<'a>(&'a [u8]);
 impl LoneSurrogates<'_> {
     /// The string's code units.
     pub(crate) fn units(self) -> Utf16String {
-        // The bytes were checked when read, so this finds them valid.
-        wtf8_to_units(self.0).unwrap_or_default()
+        let units = wtf8_to_units(self.0);
+        debug_assert!(units.is_some(), "checked by Reader::text");
+        units.unwrap_or_default()
     }
 }
 
