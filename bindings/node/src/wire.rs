@@ -812,6 +812,8 @@ mod tests {
         // A value stored with its serialization: its projection and the serialization's bytes.
         let mut serialized = Object::default();
         serialized.insert("id".into(), Value::Number(3.0));
+        serialized.insert("ü".into(), Value::String(lone.clone()));
+        serialized.insert(lone.clone(), Value::Array(vec![Value::Number(-0.0)]));
         serialized.insert(CLONE_FIELD.into(), Value::Binary(vec![0xFF, 0x0F]));
         [
             Value::Object(city),
