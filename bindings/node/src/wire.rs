@@ -40,7 +40,7 @@
 
 use indexa::{
     extract_key_from_value_using_key_path, Cursor, Key, KeyPath, KeyPathExtraction, KeyRange,
-    Object, Record, StoredText, Utf16String, Value, MAX_KEY_DEPTH, MAX_VALUE_DEPTH,
+    Object, StoredText, Utf16String, Value, MAX_KEY_DEPTH, MAX_VALUE_DEPTH,
 };
 
 use crate::convert::{engine_error, named_error, CLONE_FIELD};
@@ -98,7 +98,6 @@ pub fn reply(out: &mut Vec<u8>, reply: Reply) {
 fn payload(out: &mut Vec<u8>, payload: Payload) {
     match payload {
         Payload::Values(bytes, _) => out.extend_from_slice(&bytes),
-        Payload::Records(r, inject) => records(out, &r, inject.as_ref()),
         Payload::Rows(r, at_end) => rows(out, &r, at_end),
         Payload::Encoded(bytes) => out.extend_from_slice(&bytes),
         Payload::Keys(keys) => {
@@ -142,6 +141,28 @@ pub(crate) fn values_reply(
     visit: impl FnOnce(&mut Transcoder<'_>) -> indexa::Result<usize>,
     inject: Option<&KeyPath>,
 ) -> indexa::Result<(Vec<u8>, usize)> {
+    transcoded_reply(KIND_VALUES, visit, inject)
+}
+
+/// The records of a `getAllRecords` in the reply's form ([`KIND_RECORDS`], their count, per
+/// record its key, primary key and value), and their count, as [`values_reply`] writes
+/// values.
+///
+/// # Errors
+/// Those of `visit`.
+pub(crate) fn records_reply(
+    visit: impl FnOnce(&mut Transcoder<'_>) -> indexa::Result<usize>,
+    inject: Option<&KeyPath>,
+) -> indexa::Result<(Vec<u8>, usize)> {
+    transcoded_reply(KIND_RECORDS, visit, inject)
+}
+
+/// [`values_reply`] ([`KIND_VALUES`]) or [`records_reply`] ([`KIND_RECORDS`]).
+fn transcoded_reply(
+    kind: u8,
+    visit: impl FnOnce(&mut Transcoder<'_>) -> indexa::Result<usize>,
+    inject: Option<&KeyPath>,
+) -> indexa::Result<(Vec<u8>, usize)> {
     let mut transcoded = Vec::new();
     let mut t = Transcoder {
         w: Writer(&mut transcoded),
@@ -150,7 +171,7 @@ pub(crate) fn values_reply(
     let count = visit(&mut t)?;
     let serialized = t.serialized;
     let mut out = Vec::new();
-    let mut w = Writer::new(&mut out, KIND_VALUES, count);
+    let mut w = Writer::new(&mut out, kind, count);
     if !serialized {
         w.0.extend_from_slice(&transcoded);
         return Ok((out, count));
@@ -161,24 +182,24 @@ pub(crate) fn values_reply(
     };
     for _ in 0..count {
         let start = r.at;
+        let keys = if kind == KIND_RECORDS {
+            let key = r.key(0).map_err(read_back_error)?;
+            Some((key, r.key(0).map_err(read_back_error)?))
+        } else {
+            None
+        };
         let value = r.value(0).map_err(read_back_error)?;
         if serialization(&value).is_some() {
+            if let Some((key, primary_key)) = &keys {
+                w.key(key);
+                w.key(primary_key);
+            }
             w.stored_value(&value, inject);
         } else {
             w.0.extend_from_slice(&transcoded[start..r.at]);
         }
     }
     Ok((out, count))
-}
-
-/// Appends the records of a `getAllRecords` to `out`.
-pub fn records(out: &mut Vec<u8>, records: &[Record], inject: Option<&KeyPath>) {
-    let mut w = Writer::new(out, KIND_RECORDS, records.len());
-    for r in records {
-        w.key(&r.key);
-        w.key(&r.primary_key);
-        w.stored_value(&r.value, inject);
-    }
 }
 
 /// Appends a cursor step's rows to `out`.
@@ -281,6 +302,13 @@ fn read_back_error(e: napi::Error) -> indexa::Error {
 pub(crate) struct Transcoder<'a> {
     w: Writer<'a>,
     serialized: bool,
+}
+
+impl indexa::RecordVisitor for Transcoder<'_> {
+    fn record(&mut self, key: &Key, primary_key: &Key) {
+        self.w.key(key);
+        self.w.key(primary_key);
+    }
 }
 
 impl indexa::ValueVisitor for Transcoder<'_> {
@@ -889,6 +917,34 @@ mod tests {
         }
         let got = get_reply(|t| store.get_with(Key::Number(9.0), t), None);
         assert_eq!(got.unwrap(), [KIND_VALUE, 0]);
+    }
+
+    #[test]
+    fn records_read_from_the_stored_bytes_are_written_as_from_the_engine_records() {
+        use indexa::{Query, TransactionMode};
+        let (_factory, db) = every_kind_stored();
+        let tx = db.transaction(&["s"], TransactionMode::ReadOnly).unwrap();
+        let store = tx.object_store("s").unwrap();
+        let kp = KeyPath::parse("id").unwrap();
+        for inject in [None, Some(&kp)] {
+            for query in [
+                Query::all(),
+                Query::from(Key::Number(1.0)),
+                Query::from(Key::Number(9.0)),
+            ] {
+                // As written from the engine's records.
+                let records = store.get_all_records(query.clone()).unwrap();
+                let mut want = Vec::new();
+                let mut w = Writer::new(&mut want, KIND_RECORDS, records.len());
+                for r in &records {
+                    w.key(&r.key);
+                    w.key(&r.primary_key);
+                    w.stored_value(&r.value, inject);
+                }
+                let got = records_reply(|t| store.get_all_records_with(query, t), inject);
+                assert_eq!(got.unwrap(), (want, records.len()));
+            }
+        }
     }
 
     #[test]

@@ -60,7 +60,7 @@ use std::time::{Duration, Instant};
 use crate::wire;
 use indexa::{
     Cursor, CursorDirection, Database, Durability, Error, Factory, Key, KeyPath, KeyRange, Query,
-    Record, Transaction, TransactionMode, Utf16String, Value, VersionChange,
+    Transaction, TransactionMode, Utf16String, Value, VersionChange,
 };
 
 /// What a read request returns.
@@ -268,13 +268,10 @@ pub enum Payload {
     None,
     Key(Key),
     MaybeKey(Option<Key>),
-    /// The values of a `getAll`, already in the reply's form (see [`wire::values_reply`]),
-    /// and how many there are.
+    /// The values of a `getAll` or the records of a `getAllRecords`, already in the reply's
+    /// form (see [`wire::values_reply`], [`wire::records_reply`]), and how many there are.
     Values(Vec<u8>, usize),
     Keys(Vec<Key>),
-    /// Records (`getAllRecords`), with the object store's key path when a generated key may
-    /// need injecting.
-    Records(Vec<Record>, Option<KeyPath>),
     Count(u64),
     /// The rows of a cursor step (none: past the end), and whether the last of them is the
     /// last in the cursor's range and direction.
@@ -301,7 +298,6 @@ impl Reply {
         1 + match &self.result {
             Ok(Payload::Values(_, count)) => *count,
             Ok(Payload::Keys(k)) => k.len(),
-            Ok(Payload::Records(r, _)) => r.len(),
             Ok(Payload::Rows(r, _)) => r.count,
             Ok(Payload::Encoded(_)) => 1,
             _ => 0,
@@ -1207,7 +1203,10 @@ fn read(
             ReadKind::GetAll => wire::values_reply(|t| s.get_all_with(query, t), inject.as_ref())
                 .map(|(bytes, count)| Payload::Values(bytes, count)),
             ReadKind::GetAllKeys => Ok(Payload::Keys(s.get_all_keys(query)?)),
-            ReadKind::GetAllRecords => Ok(Payload::Records(s.get_all_records(query)?, inject)),
+            ReadKind::GetAllRecords => {
+                wire::records_reply(|t| s.get_all_records_with(query, t), inject.as_ref())
+                    .map(|(bytes, count)| Payload::Values(bytes, count))
+            }
             ReadKind::Count => Ok(Payload::Count(s.count(range)?)),
         },
         Some(n) => {
@@ -1224,7 +1223,10 @@ fn read(
                         .map(|(bytes, count)| Payload::Values(bytes, count))
                 }
                 ReadKind::GetAllKeys => Ok(Payload::Keys(ix.get_all_keys(query)?)),
-                ReadKind::GetAllRecords => Ok(Payload::Records(ix.get_all_records(query)?, inject)),
+                ReadKind::GetAllRecords => {
+                    wire::records_reply(|t| ix.get_all_records_with(query, t), inject.as_ref())
+                        .map(|(bytes, count)| Payload::Values(bytes, count))
+                }
                 ReadKind::Count => Ok(Payload::Count(ix.count(range)?)),
             }
         }

@@ -134,6 +134,26 @@ impl Rows {
         Ok(self.len())
     }
 
+    /// Reports every row to `visitor`, in order: its key and primary key (a record's key is
+    /// its primary key), then its stored value (see [`crate::visit_value`]); returns how many
+    /// rows there are.
+    ///
+    /// # Errors
+    /// [`crate::Error::Unknown`] for a damaged key or value; the visitor may have been given
+    /// the rows before it and part of it.
+    pub(crate) fn visit_records(&self, visitor: &mut impl crate::RecordVisitor) -> Result<usize> {
+        let decode = |k| crate::decode_key(k).map_err(crate::object_store::corrupt);
+        for (key, primary_key, value) in self.iter() {
+            let key = decode(key)?;
+            match primary_key {
+                Some(primary_key) => visitor.record(&key, &decode(primary_key)?),
+                None => visitor.record(&key, &key),
+            }
+            crate::visit_value(value.unwrap_or_default(), visitor)?;
+        }
+        Ok(self.len())
+    }
+
     /// The bytes of every row together.
     pub(crate) fn byte_len(&self) -> usize {
         self.bytes.len()

@@ -17,7 +17,7 @@ use crate::schema::IndexMeta;
 use crate::transaction::Transaction;
 use crate::utf16::Utf16String;
 use crate::value::Value;
-use crate::value_codec::{decode_value, visit_value, ValueVisitor};
+use crate::value_codec::{decode_value, visit_value, RecordVisitor, ValueVisitor};
 use crate::value_codec_serde::decode_value_as;
 
 /// The encoded index keys a record value has in an index: none when the key path yields no
@@ -220,6 +220,22 @@ impl<'t> Index<'t> {
                 })
             })
             .collect()
+    }
+
+    /// As [`Index::get_all_records`], each record reported to `visitor` straight from its
+    /// stored bytes, one after the other in index order: its index key and primary key, then
+    /// its value (see [`crate::visit_value`]), without building a [`Value`]; returns how many
+    /// records it reported.
+    ///
+    /// # Errors
+    /// As [`Index::get`]; for a damaged entry or value, the visitor may have been given the
+    /// records before it and part of it.
+    pub fn get_all_records_with(
+        &self,
+        query: impl Into<Query>,
+        visitor: &mut impl RecordVisitor,
+    ) -> Result<usize> {
+        self.rows(query.into(), true)?.visit_records(visitor)
     }
 
     /// The stored entries matching `query` (index key, primary key, value bytes).

@@ -82,8 +82,8 @@ pub use transaction::{Durability, Transaction, TransactionMode};
 pub use utf16::Utf16String;
 pub use value::{time_clip, Object, PropertyHasher, Value};
 pub use value_codec::{
-    decode_value, encode_value, encode_value_into, visit_value, StoredText, ValueVisitor,
-    MAX_VALUE_DEPTH, VALUE_FORMAT_VERSION,
+    decode_value, encode_value, encode_value_into, visit_value, RecordVisitor, StoredText,
+    ValueVisitor, MAX_VALUE_DEPTH, VALUE_FORMAT_VERSION,
 };
 pub use value_codec_serde::decode_value_as;
 pub use value_serde::{from_value, to_value};

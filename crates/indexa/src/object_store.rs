@@ -24,7 +24,9 @@ use crate::schema::{key_path_to_stored, IndexMeta, StoreMeta};
 use crate::transaction::Transaction;
 use crate::utf16::Utf16String;
 use crate::value::Value;
-use crate::value_codec::{decode_value, encode_value, visit_value, ValueVisitor, MAX_VALUE_DEPTH};
+use crate::value_codec::{
+    decode_value, encode_value, visit_value, RecordVisitor, ValueVisitor, MAX_VALUE_DEPTH,
+};
 use crate::value_codec_serde::{decode_value_as, encode_serialized, StoredValue};
 use crate::value_serde::to_value;
 
@@ -548,6 +550,22 @@ impl<'t> ObjectStore<'t> {
                 })
             })
             .collect()
+    }
+
+    /// As [`ObjectStore::get_all_records`], each record reported to `visitor` straight from
+    /// its stored bytes, one after the other in key order: its key twice (key and primary
+    /// key), then its value (see [`crate::visit_value`]), without building a [`Value`] or a
+    /// [`Key`] beyond the record's; returns how many records it reported.
+    ///
+    /// # Errors
+    /// As [`ObjectStore::get`]; for a damaged record, the visitor may have been given the
+    /// records before it and part of it.
+    pub fn get_all_records_with(
+        &self,
+        query: impl Into<Query>,
+        visitor: &mut impl RecordVisitor,
+    ) -> Result<usize> {
+        self.select(query.into(), true)?.visit_records(visitor)
     }
 
     /// Number of records in `range` (`IDBObjectStore.count`); `None` counts all.

@@ -158,6 +158,15 @@ pub trait ValueVisitor {
     fn name(&mut self, name: StoredText<'_>);
 }
 
+/// What `get_all_records_with` on [`crate::ObjectStore`] and [`crate::Index`] report: per
+/// record, its keys through [`RecordVisitor::record`], then its value as a [`ValueVisitor`]
+/// meets it.
+pub trait RecordVisitor: ValueVisitor {
+    /// A record's key (for an index's records, the index key) and its primary key; the
+    /// record's value is reported next.
+    fn record(&mut self, key: &crate::Key, primary_key: &crate::Key);
+}
+
 /// The visitor of [`check_value`] and [`Reader::skip_value`]: reads, reports nothing.
 struct Check;
 

@@ -206,3 +206,42 @@ fn get_alls_with_a_visitor_report_every_value_in_order() -> indexa::Result<()> {
     assert!(none.0.is_empty());
     Ok(())
 }
+
+#[test]
+fn get_all_records_with_a_visitor_report_keys_then_value_in_order() -> indexa::Result<()> {
+    let factory = support::factory();
+    let db = visited_cities(&factory, "visit-records")?;
+    let tx = db.transaction(&["cities"], TransactionMode::ReadOnly)?;
+    let store = tx.object_store("cities")?;
+    let record = |key: Key, primary_key: u32, id: u32| {
+        let mut visits = vec![format!("record {key:?} {:?}", Key::from(primary_key))];
+        visits.extend(city_visits(id));
+        visits
+    };
+    // A store's records: the key is the primary key.
+    let mut seen = Visits::default();
+    let query = Query::all().direction(CursorDirection::Prev).count(2);
+    assert_eq!(store.get_all_records_with(query, &mut seen)?, 2);
+    assert_eq!(
+        seen.0,
+        [record(Key::from(3), 3, 3), record(Key::from(2), 2, 2)].concat()
+    );
+    // An index's: the index key, then the primary key, in index order.
+    let index = store.index("country")?;
+    let mut seen = Visits::default();
+    assert_eq!(index.get_all_records_with(Query::all(), &mut seen)?, 3);
+    assert_eq!(
+        seen.0,
+        [
+            record(Key::from("ES"), 1, 1),
+            record(Key::from("PT"), 2, 2),
+            record(Key::from("PT"), 3, 3)
+        ]
+        .concat()
+    );
+    let mut none = Visits::default();
+    let fr = Query::from(Key::from("FR"));
+    assert_eq!(index.get_all_records_with(fr, &mut none)?, 0);
+    assert!(none.0.is_empty());
+    Ok(())
+}

@@ -1,4 +1,5 @@
-//! A value visitor for the tests of `visit_value`, `Cursor::visit_value` and `get_with`.
+//! A value visitor for the tests of `visit_value`, `Cursor::visit_value`, `get_with`,
+//! `get_all_with` and `get_all_records_with`.
 
 /// Logs each call a visit makes, in order: strings and names as their `StoredText`'s debug
 /// form, numbers and Booleans as text, the rest by kind.
@@ -35,5 +36,11 @@ impl indexa::ValueVisitor for Visits {
     }
     fn name(&mut self, name: indexa::StoredText<'_>) {
         self.0.push(format!("name {name:?}"));
+    }
+}
+
+impl indexa::RecordVisitor for Visits {
+    fn record(&mut self, key: &indexa::Key, primary_key: &indexa::Key) {
+        self.0.push(format!("record {key:?} {primary_key:?}"));
     }
 }
