@@ -40,7 +40,7 @@ const TAG_DATE: u8 = 0x20;
 const TAG_STRING: u8 = 0x30;
 const TAG_BINARY: u8 = 0x40;
 pub(crate) const TAG_ARRAY: u8 = 0x50;
-const TERMINATOR: u8 = 0x00;
+pub(crate) const TERMINATOR: u8 = 0x00;
 
 /// Deepest array nesting [`decode_key`] accepts; deeper input is rejected, not recursed into.
 pub const MAX_KEY_DEPTH: usize = 1024;

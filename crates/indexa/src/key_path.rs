@@ -14,7 +14,7 @@ use crate::error::{Error, Result};
 use crate::key::{convert_value_to_key, Key};
 use crate::key_encoding::{
     encode_stored_scalar_as_key_into, encode_value_as_key, encode_values_as_array_key,
-    TAG_ARRAY as TAG_ARRAY_KEY,
+    TAG_ARRAY as TAG_ARRAY_KEY, TERMINATOR,
 };
 use crate::utf16::Utf16String;
 use crate::value::{Object, Value};
@@ -428,6 +428,11 @@ fn scalar_index_keys(value: &StoredValue, key_path: &KeyPath) -> Result<Option<I
         Repr::Single(p) => (std::slice::from_ref(p), false),
         Repr::Compound(paths) => (paths.as_slice(), true),
     };
+    // A value that is not an object, or a path naming the value itself, is evaluated on the
+    // whole value built: leave it to the generic path rather than build it twice.
+    if value.properties.is_none() || paths.iter().any(|p| p.identifiers.is_empty()) {
+        return Ok(None);
+    }
     let mut key = Vec::with_capacity(32);
     if compound {
         key.push(TAG_ARRAY_KEY);
@@ -438,6 +443,7 @@ fn scalar_index_keys(value: &StoredValue, key_path: &KeyPath) -> Result<Option<I
     for p in paths {
         match value.find(p)? {
             None => return Ok(Some(IndexKeys::new())),
+            // A `length` along the path (rare): the generic path evaluates it again.
             Some(Found::Built(_)) => return Ok(None),
             Some(Found::Stored(mut reader, _)) => {
                 match encode_stored_scalar_as_key_into(&mut reader, &mut key)? {
@@ -451,7 +457,7 @@ fn scalar_index_keys(value: &StoredValue, key_path: &KeyPath) -> Result<Option<I
         return Ok(Some(IndexKeys::new()));
     }
     if compound {
-        key.push(0x00);
+        key.push(TERMINATOR);
     }
     Ok(Some(smallvec::smallvec![key]))
 }

@@ -305,51 +305,65 @@ pub(crate) fn wtf8_to_units(bytes: &[u8]) -> Option<Utf16String> {
         return Some(s.encode_utf16().collect());
     }
     let mut units = Vec::with_capacity(bytes.len());
+    wtf8_each_unit(bytes, |u| units.push(u)).then(|| Utf16String::from_units(units))
+}
+
+/// Whether `bytes` are WTF-8, checked without keeping the code units.
+fn is_wtf8(bytes: &[u8]) -> bool {
+    wtf8_each_unit(bytes, |_| {})
+}
+
+/// Hands each UTF-16 code unit of WTF-8 `bytes` to `unit`, in order; false (having handed on
+/// those before) at the first byte that is not WTF-8.
+fn wtf8_each_unit(bytes: &[u8], mut unit: impl FnMut(u16)) -> bool {
     let mut i = 0;
     let mut prev_lead_end = usize::MAX;
     while i < bytes.len() {
         let b0 = bytes[i];
         let cont = |k: usize| bytes.get(i + k).copied().filter(|b| b & 0xC0 == 0x80);
         if b0 < 0x80 {
-            units.push(u16::from(b0));
+            unit(u16::from(b0));
             i += 1;
         } else if (0xC2..=0xDF).contains(&b0) {
-            let b1 = cont(1)?;
-            units.push((u16::from(b0 & 0x1F) << 6) | u16::from(b1 & 0x3F));
+            let Some(b1) = cont(1) else { return false };
+            unit((u16::from(b0 & 0x1F) << 6) | u16::from(b1 & 0x3F));
             i += 2;
         } else if (0xE0..=0xEF).contains(&b0) {
-            let b1 = cont(1)?;
-            let b2 = cont(2)?;
+            let (Some(b1), Some(b2)) = (cont(1), cont(2)) else {
+                return false;
+            };
             let u =
                 (u16::from(b0 & 0x0F) << 12) | (u16::from(b1 & 0x3F) << 6) | u16::from(b2 & 0x3F);
             if u < 0x800 {
-                return None; // overlong
+                return false; // overlong
             }
             if (0xDC00..=0xDFFF).contains(&u) && prev_lead_end == i {
-                return None; // a pair must be written as its code point
+                return false; // a pair must be written as its code point
             }
-            units.push(u);
+            unit(u);
             i += 3;
             if (0xD800..=0xDBFF).contains(&u) {
                 prev_lead_end = i;
             }
         } else if (0xF0..=0xF4).contains(&b0) {
-            let b1 = cont(1)?;
-            let b2 = cont(2)?;
-            let b3 = cont(3)?;
+            let (Some(b1), Some(b2), Some(b3)) = (cont(1), cont(2), cont(3)) else {
+                return false;
+            };
             let cp = (u32::from(b0 & 0x07) << 18)
                 | (u32::from(b1 & 0x3F) << 12)
                 | (u32::from(b2 & 0x3F) << 6)
                 | u32::from(b3 & 0x3F);
-            let c = char::from_u32(cp).filter(|_| cp >= 0x1_0000)?;
+            let Some(c) = char::from_u32(cp).filter(|_| cp >= 0x1_0000) else {
+                return false;
+            };
             let mut buf = [0u16; 2];
-            units.extend_from_slice(c.encode_utf16(&mut buf));
+            c.encode_utf16(&mut buf).iter().for_each(|&u| unit(u));
             i += 4;
         } else {
-            return None;
+            return false;
         }
     }
-    Some(Utf16String::from_units(units))
+    true
 }
 
 /// A position in an encoded value; shared with the serde deserializer over stored bytes
@@ -502,7 +516,7 @@ impl<'a> Reader<'a> {
         }
         match std::str::from_utf8(bytes) {
             Ok(s) => Ok(Ok(s)),
-            Err(_) if wtf8_to_units(bytes).is_some() => Ok(Err(LoneSurrogates(bytes))),
+            Err(_) if is_wtf8(bytes) => Ok(Err(LoneSurrogates(bytes))),
             Err(_) => Err(corrupt(start, "invalid WTF-8 in a string")),
         }
     }
