@@ -18,6 +18,7 @@
 //   getAllEachTx  1,000 readonly transactions one after another, each an index getAll(key, 2)
 //   getAllOneTx   2,000 index getAll(key) (each all 20 records of one key) placed at once in
 //                 one readonly transaction
+//   getAllRecordsOneTx  the same 2,000 queries as getAllOneTx, as index getAllRecords()
 //   getAllArrays  5 getAll() in one readonly transaction of a second store of N records
 //                 {g, data: Uint8Array} (values stored with their serialization)
 //   scan          a store cursor over every record, stepped with continue() (the first scan
@@ -110,6 +111,19 @@ async function runSteps(factory) {
     for (let i = 0; i < GET_ALLS; i++) {
       const r = index.getAll((i * 7) % GROUPS);
       r.onsuccess = () => { for (const v of r.result) sum += v.g + v.name.length; };
+    }
+    await done(tx);
+    return sum;
+  });
+  await step('getAllRecordsOneTx', async () => {
+    const tx = db.transaction('s', 'readonly');
+    const index = tx.objectStore('s').index('g');
+    let sum = 0;
+    for (let i = 0; i < GET_ALLS; i++) {
+      const r = index.getAllRecords({ query: (i * 7) % GROUPS });
+      r.onsuccess = () => {
+        for (const { key, primaryKey, value } of r.result) sum += key + primaryKey + value.name.length;
+      };
     }
     await done(tx);
     return sum;
