@@ -17,7 +17,7 @@ use std::io::{self, Write};
 use std::path::Path;
 
 use clap::Args;
-use indexa::sqlite_layout::{record_table, SqlKey, StoredKey};
+use indexa::sqlite_layout::{is_canonical_column, record_table, SqlKey, StoredKey};
 use indexa::{
     decode_key, decode_value, encode_key, encode_value, extract_key_from_value_using_key_path, Key,
     KeyPath, KeyPathExtraction, Utf16String, Value, MAX_GENERATED_KEY,
@@ -188,20 +188,25 @@ fn layout_version(path: &Path) -> Option<i64> {
 }
 
 /// A key column's value as a key encoding, or why it is not a canonical key column value
-/// (`docs/format.md`, "Key columns"): a number key must be an `INTEGER`, any other key a
-/// `BLOB`; the encoding itself is checked by the caller.
+/// (`docs/format.md`, "Key columns"): a number key must be an `INTEGER` when it is a whole
+/// number that fits one and a `REAL` otherwise, any other key a `BLOB`; the encoding itself
+/// is checked by the caller.
 fn key_column(value: ValueRef<'_>) -> Result<Vec<u8>, (Option<Vec<u8>>, String)> {
     match value {
-        ValueRef::Blob(b) if SqlKey(b).is_integer() => Err((
+        ValueRef::Blob(b) if !is_canonical_column(value) => Err((
             Some(b.to_vec()),
-            "a number key stored as a blob, not as an integer".to_owned(),
+            "a number key stored as a blob, not as a number".to_owned(),
+        )),
+        ValueRef::Real(r) if !is_canonical_column(value) => Err((
+            None,
+            format!("the whole number {r} stored as a real, not as an integer"),
         )),
         other => match StoredKey::column_result(other) {
             Ok(StoredKey(bytes)) => Ok(bytes),
             Err(_) => Err((
                 None,
                 format!(
-                    "the key column holds SQLite {}, neither an integer nor a blob",
+                    "the key column holds SQLite {}, neither a number key nor a blob",
                     other.data_type()
                 ),
             )),

@@ -67,7 +67,7 @@ fn a_version_1_file_dumps_to_its_recorded_records() {
     assert_eq!(
         layout(dir.path()),
         (
-            2,
+            3,
             [
                 "database",
                 "index_entry",
@@ -84,6 +84,16 @@ fn a_version_1_file_dumps_to_its_recorded_records() {
             .to_vec()
         )
     );
+    // The stores whose keys are all whole numbers have row id tables.
+    let row_id_tables: Vec<String> = rusqlite::Connection::open(dir.path().join("db-v1.indexa"))
+        .unwrap()
+        .prepare("SELECT o.name FROM object_store o JOIN sqlite_master m ON m.name = 'record_' || o.id WHERE m.sql NOT LIKE '%WITHOUT ROWID%' ORDER BY o.name")
+        .unwrap()
+        .query_map([], |r| r.get(0))
+        .unwrap()
+        .collect::<rusqlite::Result<_>>()
+        .unwrap();
+    assert_eq!(row_id_tables, ["counter", "log", "people"]);
     // Opened again (and checked), it still holds the same records.
     assert_eq!(
         indexa(dir.path(), &["check", "v1"]),
@@ -136,7 +146,7 @@ fn a_failed_upgrade_leaves_the_version_1_file_whole() {
 fn check_upgrades_a_version_1_file_first() {
     let dir = copy_of_fixture();
     assert_eq!(indexa(dir.path(), &["check", "v1"]), "");
-    assert_eq!(layout(dir.path()).0, 2);
+    assert_eq!(layout(dir.path()).0, 3);
 }
 
 /// A version 1 file under another database's name is refused for its name, as a file of the

@@ -229,14 +229,29 @@ fn encode_binary(bytes: &[u8], out: &mut Vec<u8>) {
 }
 
 fn encode_f64(n: f64, out: &mut Vec<u8>) {
+    out.extend_from_slice(&sortable_bits(n).to_be_bytes());
+}
+
+/// The 8 payload bytes of a number or date, as a `u64` (`docs/format.md`): `-0` as `+0`,
+/// then the IEEE-754 bits with the sign bit set if it was clear, or all bits inverted if it
+/// was set, so that unsigned order is number order.
+pub(crate) fn sortable_bits(n: f64) -> u64 {
     let n = if n == 0.0 { 0.0 } else { n };
     let bits = n.to_bits();
-    let sortable = if bits >> 63 == 0 {
+    if bits >> 63 == 0 {
         bits | (1 << 63)
     } else {
         !bits
-    };
-    out.extend_from_slice(&sortable.to_be_bytes());
+    }
+}
+
+/// The number whose [`sortable_bits`] are `sortable`.
+pub(crate) fn from_sortable_bits(sortable: u64) -> f64 {
+    f64::from_bits(if sortable >> 63 == 1 {
+        sortable & !(1 << 63)
+    } else {
+        !sortable
+    })
 }
 
 /// Decodes bytes made by [`encode_key`].
@@ -308,13 +323,7 @@ impl Reader<'_> {
             .ok_or_else(|| self.error("truncated number"))?;
         let mut raw = [0u8; 8];
         raw.copy_from_slice(chunk);
-        let sortable = u64::from_be_bytes(raw);
-        let bits = if sortable >> 63 == 1 {
-            sortable & !(1 << 63)
-        } else {
-            !sortable
-        };
-        let n = f64::from_bits(bits);
+        let n = from_sortable_bits(u64::from_be_bytes(raw));
         // -0 and NaN are never written, so they are not canonical.
         if n.is_nan() || (n == 0.0 && n.is_sign_negative()) {
             return Err(self.error("number is NaN or -0"));

@@ -2,25 +2,30 @@
 //! database file directly, such as `indexa check`: which table holds an object store's
 //! records, and how a key is stored in a key column. `docs/format.md` describes every table.
 //!
-//! A key column holds a number key as an SQLite `INTEGER` and every other key as a `BLOB` of
-//! its key encoding ([`crate::encode_key`]). The integer is the number's 8 encoded bytes read
-//! as a big-endian `u64` with its top bit flipped, so signed integer order is number order.
-//! SQLite orders every `INTEGER` before every `BLOB`, and numbers come first in key order
-//! (number < date < string < binary < array), so the column's order is still key order, and
-//! number keys (generated keys above all) compare as integers instead of as bytes.
+//! A key column holds a number key as an SQLite number, an `INTEGER` when it is a whole
+//! number in the 64-bit range and a `REAL` otherwise, and every other key as a `BLOB` of its
+//! key encoding ([`crate::encode_key`]). SQLite compares `INTEGER` and `REAL` values as the
+//! numbers they are and orders every number before every `BLOB`, and numbers come first in
+//! key order (number < date < string < binary < array), so the column's order is key order.
+//! Number keys (generated keys above all) compare as numbers instead of as bytes, small ones
+//! take a byte or two, and a table whose keys are all whole numbers can key its rows by them
+//! (its row ids).
 
 use rusqlite::types::{FromSql, FromSqlError, FromSqlResult, ToSql, ToSqlOutput, ValueRef};
 
-/// Version of the SQLite table layout: 2 since object stores have tables of their own and
-/// number keys are stored as integers (version 1 kept every record in one `record` table,
-/// keys as blobs). Files of version 1 are upgraded when they are opened.
-pub const SQLITE_FORMAT_VERSION: i64 = 2;
+use crate::key_encoding::{from_sortable_bits, sortable_bits};
+
+/// Version of the SQLite table layout: 3 since number keys are stored as SQLite numbers and
+/// an object store's records start in a row id table (2: number keys as integers made from
+/// their encoding, every record table `WITHOUT ROWID`; 1: every record in one `record` table,
+/// keys as blobs). Files of versions 1 and 2 are upgraded when they are opened.
+pub const SQLITE_FORMAT_VERSION: i64 = 3;
 
 /// The key encoding's tag of a number key (`docs/format.md`).
 const NUMBER_TAG: u8 = 0x10;
 
-/// Flips the top bit: the encoding's unsigned order becomes signed integer order.
-const SIGN: u64 = 1 << 63;
+/// 2^63: the whole numbers from −2^63 up to (not including) this are stored as `INTEGER`s.
+const INTEGER_END: f64 = 9_223_372_036_854_775_808.0;
 
 /// The name of the table holding the records of the object store with id `store_id`:
 /// `record_<id>`, with columns `key` (a key column) and `value` (the value codec).
@@ -29,51 +34,70 @@ pub fn record_table(store_id: i64) -> String {
 }
 
 /// An encoded key ([`crate::encode_key`]) bound as a key column's value: a number key as an
-/// `INTEGER`, any other bytes as a `BLOB`. Bounds of key ranges that are not whole keys (the
-/// ends of a string prefix range) start with the string tag and are bound as blobs.
+/// SQLite number, any other bytes as a `BLOB`. Bounds of key ranges that are not whole keys
+/// (the ends of a string prefix range) start with the string tag and are bound as blobs.
 #[derive(Debug, Clone, Copy)]
 pub struct SqlKey<'a>(pub &'a [u8]);
 
+/// A number key as a key column holds it.
+#[derive(Debug, Clone, Copy, PartialEq)]
+enum SqlNumber {
+    Integer(i64),
+    Real(f64),
+}
+
 impl SqlKey<'_> {
-    /// Whether the key is stored as an `INTEGER` (it is a number key's encoding). A key column
-    /// holding such bytes as a `BLOB` is not canonical: lookups, which bind the integer, never
-    /// find it.
-    pub fn is_integer(self) -> bool {
-        number_as_integer(self.0).is_some()
+    /// Whether the key is stored as an SQLite number (it is a number key's encoding). A key
+    /// column holding such bytes as a `BLOB` is not canonical: lookups, which bind the number,
+    /// never find it.
+    pub fn is_number(self) -> bool {
+        stored_number(self.0).is_some()
     }
 
-    /// The key column's value: an `INTEGER` for a number key, else the bytes.
+    /// The key column's value: an `INTEGER` or `REAL` for a number key, else the bytes.
     pub fn to_sql_value(self) -> rusqlite::types::Value {
-        match number_as_integer(self.0) {
-            Some(i) => rusqlite::types::Value::Integer(i),
+        match stored_number(self.0) {
+            Some(SqlNumber::Integer(i)) => rusqlite::types::Value::Integer(i),
+            Some(SqlNumber::Real(r)) => rusqlite::types::Value::Real(r),
             None => rusqlite::types::Value::Blob(self.0.to_vec()),
         }
     }
 }
 
-/// The integer a number key's encoding is stored as; `None` for any other bytes.
-fn number_as_integer(encoded: &[u8]) -> Option<i64> {
+/// How a number key's encoding is stored; `None` for any other bytes.
+fn stored_number(encoded: &[u8]) -> Option<SqlNumber> {
     match encoded {
         [NUMBER_TAG, bits @ ..] => {
             let bits: [u8; 8] = bits.try_into().ok()?;
-            Some((u64::from_be_bytes(bits) ^ SIGN) as i64)
+            Some(sql_number(from_sortable_bits(u64::from_be_bytes(bits))))
         }
         _ => None,
     }
 }
 
+/// A number as a key column stores it: a whole number from −2^63 up to 2^63 as an
+/// `INTEGER`, anything else (fractions, ±Infinity, larger numbers) as a `REAL`.
+fn sql_number(n: f64) -> SqlNumber {
+    if n.fract() == 0.0 && (-INTEGER_END..INTEGER_END).contains(&n) {
+        SqlNumber::Integer(n as i64)
+    } else {
+        SqlNumber::Real(n)
+    }
+}
+
 impl ToSql for SqlKey<'_> {
     fn to_sql(&self) -> rusqlite::Result<ToSqlOutput<'_>> {
-        Ok(match number_as_integer(self.0) {
-            Some(i) => ToSqlOutput::from(i),
+        Ok(match stored_number(self.0) {
+            Some(SqlNumber::Integer(i)) => ToSqlOutput::from(i),
+            Some(SqlNumber::Real(r)) => ToSqlOutput::from(r),
             None => ToSqlOutput::Borrowed(ValueRef::Blob(self.0)),
         })
     }
 }
 
-/// A key read from a key column, as its key encoding: an `INTEGER` becomes the number key's
-/// 9 bytes, a `BLOB` is taken as it is. Any other type is a damaged file
-/// ([`FromSqlError::InvalidType`]).
+/// A key read from a key column, as its key encoding: an `INTEGER` or `REAL` becomes the
+/// number key's 9 bytes, a `BLOB` is taken as it is. Any other type, an `INTEGER` that is not
+/// exactly a double or a NaN `REAL`, is a damaged file ([`FromSqlError::InvalidType`]).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct StoredKey(pub Vec<u8>);
 
@@ -83,8 +107,19 @@ impl FromSql for StoredKey {
     }
 }
 
+/// Whether a key column's value is stored the one way its key is ([`SqlKey`]): false for a
+/// number key's encoding held as a `BLOB` and for a whole number held as a `REAL` that fits
+/// an `INTEGER`. Lookups, which bind the canonical form, do not find such values.
+pub fn is_canonical_column(value: ValueRef<'_>) -> bool {
+    match value {
+        ValueRef::Blob(b) => !SqlKey(b).is_number(),
+        ValueRef::Real(r) => matches!(sql_number(r), SqlNumber::Real(_)),
+        _ => true,
+    }
+}
+
 /// A key column's value as its key encoding, read in place: a number key's 9 bytes made from
-/// the `INTEGER`, any other key the `BLOB` as SQLite holds it (as [`StoredKey`], without a
+/// the number, any other key the `BLOB` as SQLite holds it (as [`StoredKey`], without a
 /// copy).
 pub(crate) enum ColumnKey<'a> {
     Number([u8; 9]),
@@ -92,18 +127,25 @@ pub(crate) enum ColumnKey<'a> {
 }
 
 impl<'a> ColumnKey<'a> {
-    /// Reads a key column's value; any type but `INTEGER` and `BLOB` is a damaged file
+    /// Reads a key column's value; any type but `INTEGER`, `REAL` and `BLOB`, an `INTEGER`
+    /// that is not exactly a double or a NaN `REAL` is a damaged file
     /// ([`FromSqlError::InvalidType`]).
     pub(crate) fn of(value: ValueRef<'a>) -> FromSqlResult<ColumnKey<'a>> {
-        match value {
+        let number = match value {
             ValueRef::Integer(i) => {
-                let mut bytes = [NUMBER_TAG; 9];
-                bytes[1..].copy_from_slice(&((i as u64) ^ SIGN).to_be_bytes());
-                Ok(ColumnKey::Number(bytes))
+                let n = i as f64;
+                if n >= INTEGER_END || n as i64 != i {
+                    return Err(FromSqlError::InvalidType);
+                }
+                n
             }
-            ValueRef::Blob(b) => Ok(ColumnKey::Other(b)),
-            _ => Err(FromSqlError::InvalidType),
-        }
+            ValueRef::Real(r) if !r.is_nan() => r,
+            ValueRef::Blob(b) => return Ok(ColumnKey::Other(b)),
+            _ => return Err(FromSqlError::InvalidType),
+        };
+        let mut bytes = [NUMBER_TAG; 9];
+        bytes[1..].copy_from_slice(&sortable_bits(number).to_be_bytes());
+        Ok(ColumnKey::Number(bytes))
     }
 
     /// The key's encoding.
@@ -123,27 +165,56 @@ mod tests {
     use rusqlite::Connection;
 
     #[test]
-    fn number_keys_are_integers_in_key_order() {
+    fn number_keys_are_sqlite_numbers() {
         let cases = [
-            (f64::NEG_INFINITY, i64::MIN + 0x000F_FFFF_FFFF_FFFF),
-            (-1.0, -0x3FF0_0000_0000_0001),
-            (0.0, 0),
-            (1.0, 0x3FF0_0000_0000_0000),
-            (f64::INFINITY, 0x7FF0_0000_0000_0000),
+            (f64::NEG_INFINITY, SqlNumber::Real(f64::NEG_INFINITY)),
+            (-1.0, SqlNumber::Integer(-1)),
+            (-0.0, SqlNumber::Integer(0)),
+            (0.5, SqlNumber::Real(0.5)),
+            (7.0, SqlNumber::Integer(7)),
+            (-9_223_372_036_854_775_808.0, SqlNumber::Integer(i64::MIN)),
+            (
+                9_223_372_036_854_775_808.0,
+                SqlNumber::Real(9_223_372_036_854_775_808.0),
+            ),
+            (f64::INFINITY, SqlNumber::Real(f64::INFINITY)),
         ];
         for (n, expected) in cases {
             let encoded = encode_key(&Key::Number(n));
-            assert_eq!(number_as_integer(&encoded), Some(expected), "{n}");
-            assert!(SqlKey(&encoded).is_integer(), "{n}");
+            assert_eq!(stored_number(&encoded), Some(expected), "{n}");
+            assert!(SqlKey(&encoded).is_number(), "{n}");
         }
         for other in [
             Key::from("a"),
             Key::Date(0.0),
             Key::Array(vec![Key::Number(1.0)]),
         ] {
-            assert_eq!(number_as_integer(&encode_key(&other)), None);
-            assert!(!SqlKey(&encode_key(&other)).is_integer());
+            assert_eq!(stored_number(&encode_key(&other)), None);
+            assert!(!SqlKey(&encode_key(&other)).is_number());
         }
+    }
+
+    /// A key column's value that no key is stored as is refused (damage), and one stored
+    /// another way than its key's is not canonical.
+    #[test]
+    fn column_values_of_no_key_are_refused() {
+        for value in [
+            ValueRef::Integer(i64::MAX),
+            ValueRef::Integer((1 << 53) + 1),
+            ValueRef::Real(f64::NAN),
+            ValueRef::Text(b"1"),
+            ValueRef::Null,
+        ] {
+            assert!(StoredKey::column_result(value).is_err(), "{value:?}");
+        }
+        let one = encode_key(&Key::Number(1.0));
+        assert!(!is_canonical_column(ValueRef::Blob(&one)));
+        assert!(!is_canonical_column(ValueRef::Real(1.0)));
+        assert!(is_canonical_column(ValueRef::Real(1.5)));
+        assert!(is_canonical_column(ValueRef::Integer(1)));
+        assert!(is_canonical_column(ValueRef::Blob(&encode_key(
+            &Key::from("a")
+        ))));
     }
 
     /// SQLite orders a key column as the keys: stored, read back in `ORDER BY key` order and
@@ -158,7 +229,9 @@ mod tests {
             Key::Number(-1.5),
             Key::Number(0.0),
             Key::Number(2.0),
-            Key::Number(9007199254740993.0),
+            Key::Number(9007199254740992.0),
+            Key::Number(9007199254740994.0),
+            Key::Number(1e300),
             Key::Number(f64::INFINITY),
             Key::Date(-1.0),
             Key::from(""),
@@ -182,16 +255,32 @@ mod tests {
         assert_eq!(read, expected);
     }
 
+    /// Any double, whole numbers (small and across the 64-bit range) more often than
+    /// chance would give them.
+    fn number() -> impl Strategy<Value = f64> {
+        prop_oneof![
+            any::<f64>(),
+            (-1e6..1e6f64).prop_map(f64::trunc),
+            any::<i64>().prop_map(|i| i as f64),
+        ]
+    }
+
     proptest! {
-        /// Any number key goes to an integer and back to the same bytes, and integer order is
-        /// the encodings' byte order.
+        /// Any number key goes to an SQLite number and back to the same bytes, and SQLite's
+        /// order of those numbers is the encodings' byte order.
         #[test]
-        fn number_keys_round_trip_in_order(a in any::<f64>(), b in any::<f64>()) {
+        fn number_keys_round_trip_in_order(a in number(), b in number()) {
             prop_assume!(!a.is_nan() && !b.is_nan());
+            let conn = Connection::open_in_memory().unwrap();
             let (ea, eb) = (encode_key(&Key::Number(a)), encode_key(&Key::Number(b)));
-            let (ia, ib) = (number_as_integer(&ea).unwrap(), number_as_integer(&eb).unwrap());
-            prop_assert_eq!(ia.cmp(&ib), ea.cmp(&eb));
-            let back = StoredKey::column_result(ValueRef::Integer(ia)).unwrap();
+            let (order, back): (i64, StoredKey) = conn
+                .query_row(
+                    "SELECT (?1 > ?2) - (?1 < ?2), ?1",
+                    [SqlKey(&ea), SqlKey(&eb)],
+                    |r| Ok((r.get(0)?, r.get(1)?)),
+                )
+                .unwrap();
+            prop_assert_eq!(order.cmp(&0), ea.cmp(&eb));
             prop_assert_eq!(back.0, ea);
         }
     }

@@ -1,8 +1,9 @@
 //! What a record table's SQLite layout costs, apart from the engine: 171,075 rows keyed by
-//! the numbers 1, 2, … bound as format version 2 stores number keys (`SqlKey`), with a value
-//! of 85 bytes (about a city with its property names, as stored) or 50 bytes (about the same
-//! city without them), in a `WITHOUT ROWID` table (format version 2's record table) or a
-//! table keyed by row id. Per layout: inserting every row in one transaction, 100,000 random
+//! the numbers 1, 2, … bound as the current format stores number keys (`SqlKey`: small
+//! integers), with a value of 85 bytes (about a city with its property names, as stored) or 50
+//! bytes (about the same city without them), in a `WITHOUT ROWID` table (the record table of a
+//! store with keys other than whole numbers) or a table keyed by row id (that of a store whose
+//! keys are all whole numbers). Per layout: inserting every row in one transaction, 100,000 random
 //! point reads, and a scan in key order; the fastest of 3 runs, in milliseconds.
 //!
 //! With a file argument, times instead the same point reads on `record_1` of that database

@@ -1,10 +1,11 @@
 //! The SQLite backend: the only module that talks SQLite's SQL. Schema, pragmas and every
 //! query.
 //!
-//! One SQLite file per database, in WAL mode, with a `WITHOUT ROWID` table of records per
-//! object store. Keys are stored as their order-preserving encoding ([`crate::encode_key`]),
-//! number keys as integers ([`crate::sqlite_layout`]), so SQLite's order is key order. The
-//! layout is documented in `docs/format.md`.
+//! One SQLite file per database, in WAL mode, with a table of records per object store (keyed
+//! by row id while every key is a whole number, [`RecordTable`]). Keys are stored as their
+//! order-preserving encoding ([`crate::encode_key`]), number keys as SQLite numbers
+//! ([`crate::sqlite_layout`]), so SQLite's order is key order. The layout is documented in
+//! `docs/format.md`.
 
 use std::borrow::Cow;
 use std::cell::{Cell, RefCell};
@@ -63,14 +64,73 @@ CREATE TABLE IF NOT EXISTS index_entry (
 ) WITHOUT ROWID;
 ";
 
-/// The table of an object store's records (see [`record_table`]); `key` is a key column
-/// (`BLOB` affinity, so number keys stay integers).
-fn create_record_table(conn: &Connection, store_id: i64) -> Result<()> {
+/// How an object store's record table is laid out (`docs/format.md`, "Record tables").
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum RecordTable {
+    /// A row id table whose row id is the key column: it holds keys that are whole numbers
+    /// (stored as `INTEGER`s, [`SqlKey`]) only. Every store's table starts so.
+    NumberKeys,
+    /// A `WITHOUT ROWID` table keyed by the key column: any key.
+    AnyKeys,
+}
+
+/// Creates the table of an object store's records (see [`record_table`]) with `layout`; `key`
+/// is a key column.
+fn create_record_table(conn: &Connection, store_id: i64, layout: RecordTable) -> Result<()> {
+    conn.execute_batch(&record_table_ddl(&record_table(store_id), layout))
+        .sql()
+}
+
+/// The `CREATE TABLE` statement of a record table named `name`.
+fn record_table_ddl(name: &str, layout: RecordTable) -> String {
+    match layout {
+        RecordTable::NumberKeys => {
+            format!("CREATE TABLE {name} (key INTEGER PRIMARY KEY NOT NULL, value BLOB NOT NULL)")
+        }
+        RecordTable::AnyKeys => format!(
+            "CREATE TABLE {name} (key BLOB NOT NULL PRIMARY KEY, value BLOB NOT NULL) WITHOUT ROWID"
+        ),
+    }
+}
+
+/// Rewrites a [`RecordTable::NumberKeys`] table as a [`RecordTable::AnyKeys`] one with the
+/// same records, inside the caller's writing transaction: done when a key that is not a
+/// whole number is first written to the store.
+fn widen_record_table(conn: &Connection, store_id: i64) -> Result<()> {
+    let table = record_table(store_id);
+    let create = record_table_ddl(&format!("{table}_any"), RecordTable::AnyKeys);
     conn.execute_batch(&format!(
-        "CREATE TABLE {} (key BLOB NOT NULL PRIMARY KEY, value BLOB NOT NULL) WITHOUT ROWID",
-        record_table(store_id)
+        "{create};
+         INSERT INTO {table}_any (key, value) SELECT key, value FROM {table};
+         DROP TABLE {table};
+         ALTER TABLE {table}_any RENAME TO {table};"
     ))
     .sql()
+}
+
+/// Rewrites an object store's [`RecordTable::AnyKeys`] table as a [`RecordTable::NumberKeys`]
+/// one when every key in it is a whole number stored as an `INTEGER` (an upgraded file's
+/// tables; [`widen_record_table`] goes the other way).
+fn narrow_record_table(conn: &Connection, store_id: i64) -> Result<()> {
+    let table = record_table(store_id);
+    let whole_numbers: bool = conn
+        .query_row(
+            &format!("SELECT NOT EXISTS (SELECT 1 FROM {table} WHERE typeof(key) <> 'integer')"),
+            [],
+            |r| r.get(0),
+        )
+        .sql()?;
+    if whole_numbers {
+        let create = record_table_ddl(&table, RecordTable::NumberKeys);
+        conn.execute_batch(&format!(
+            "ALTER TABLE {table} RENAME TO {table}_any;
+             {create};
+             INSERT INTO {table} (key, value) SELECT key, value FROM {table}_any ORDER BY key;
+             DROP TABLE {table}_any;"
+        ))
+        .sql()?;
+    }
+    Ok(())
 }
 
 /// Maps a SQLite failure to the spec's error: a full disk is `QuotaExceededError`, anything
@@ -278,7 +338,7 @@ fn create_or_check(
             }
             Some((stored_name, version, mut format, key_format, value_format)) => {
                 let stored_name = name_from_sql(stored_name)?;
-                if format == 1
+                if (format == 1 || format == 2)
                     && key_format == i64::from(KEY_ENCODING_VERSION)
                     && value_format == i64::from(VALUE_FORMAT_VERSION)
                     && stored_name == *name
@@ -286,9 +346,14 @@ fn create_or_check(
                     if !write {
                         return Ok(None);
                     }
-                    upgrade_from_version_1(conn).map_err(|e| match e {
+                    let upgrade = if format == 1 {
+                        upgrade_from_version_1
+                    } else {
+                        upgrade_from_version_2
+                    };
+                    upgrade(conn).map_err(|e| match e {
                         Error::Unknown(m) => Error::Unknown(format!(
-                            "upgrading the database file from format version 1 failed (it was left as it was): {m}"
+                            "upgrading the database file from format version {format} failed (it was left as it was): {m}"
                         )),
                         other => other,
                     })?;
@@ -325,22 +390,25 @@ fn create_or_check(
     result
 }
 
-/// Upgrades a file of format version 1 to the current layout, inside the caller's writing
-/// transaction (so a crash leaves version 1 whole): each object store's records move from
-/// the shared `record` table to a table of their own, and the keys of records and index
-/// entries are rewritten as key columns ([`SqlKey`]: number keys as integers). Records of
-/// stores that no longer exist (rows a version 1 file could hold only if damaged) are not
-/// kept.
-fn upgrade_from_version_1(conn: &Connection) -> Result<()> {
-    let stores: Vec<i64> = conn
-        .prepare("SELECT id FROM object_store ORDER BY id")
+/// The ids of the object stores, rising.
+fn store_ids(conn: &Connection) -> Result<Vec<i64>> {
+    conn.prepare("SELECT id FROM object_store ORDER BY id")
         .sql()?
         .query_map([], |r| r.get(0))
         .sql()?
         .collect::<rusqlite::Result<_>>()
-        .sql()?;
-    for id in stores {
-        create_record_table(conn, id)?;
+        .sql()
+}
+
+/// Upgrades a file of format version 1 to the current layout, inside the caller's writing
+/// transaction (so a crash leaves version 1 whole): each object store's records move from
+/// the shared `record` table to a table of their own (a row id table when every key is a
+/// whole number, [`narrow_record_table`]), and the keys of records and index entries are
+/// rewritten as key columns ([`SqlKey`]). Records of stores that no longer exist (rows a
+/// version 1 file could hold only if damaged) are not kept.
+fn upgrade_from_version_1(conn: &Connection) -> Result<()> {
+    for id in store_ids(conn)? {
+        create_record_table(conn, id, RecordTable::AnyKeys)?;
         copy_rows(
             conn,
             "SELECT key, value FROM record WHERE object_store_id = ?1",
@@ -360,25 +428,85 @@ fn upgrade_from_version_1(conn: &Connection) -> Result<()> {
             }
             other => other,
         })?;
+        narrow_record_table(conn, id)?;
     }
-    // The index entries move to a new `index_entry` table, as SCHEMA defines it.
-    conn.execute_batch("DROP TABLE record; ALTER TABLE index_entry RENAME TO index_entry_1;")
+    conn.execute_batch("DROP TABLE record").sql()?;
+    rewrite_index_entries(conn, |row, column| {
+        Ok(SqlKey(blob_column(row, column)?).to_sql_value())
+    })
+}
+
+/// Upgrades a file of format version 2 to the current layout, inside the caller's writing
+/// transaction (so a crash leaves version 2 whole): the keys of records and index entries,
+/// whose number keys version 2 stored as integers made from their encoding's bits, are
+/// rewritten as key columns ([`SqlKey`]: number keys as SQLite numbers), and each object
+/// store's table becomes a row id table when every key is a whole number
+/// ([`narrow_record_table`]).
+fn upgrade_from_version_2(conn: &Connection) -> Result<()> {
+    for id in store_ids(conn)? {
+        let table = record_table(id);
+        conn.execute_batch(&format!("ALTER TABLE {table} RENAME TO {table}_2"))
+            .sql()?;
+        create_record_table(conn, id, RecordTable::AnyKeys)?;
+        copy_rows(
+            conn,
+            &format!("SELECT key, value FROM {table}_2"),
+            [],
+            &format!("INSERT INTO {table} (key, value) VALUES (?1, ?2)"),
+            |row| {
+                let value = SqlValue::Blob(blob_column(row, 1)?.to_vec());
+                Ok(vec![version_2_key(row, 0)?, value])
+            },
+        )
+        .map_err(|e| match e {
+            Error::Unknown(m) => {
+                Error::Unknown(format!("the records of object store id {id}: {m}"))
+            }
+            other => other,
+        })?;
+        conn.execute_batch(&format!("DROP TABLE {table}_2")).sql()?;
+        narrow_record_table(conn, id)?;
+    }
+    rewrite_index_entries(conn, version_2_key)
+}
+
+/// A version 2 key column's value (`docs/format.md`, "Upgrading a version 2 file") as the
+/// current key column's: an `INTEGER` was a number key's encoded bits with the top bit
+/// flipped; a `BLOB` is kept.
+fn version_2_key(row: &rusqlite::Row<'_>, column: usize) -> Result<SqlValue> {
+    match row.get_ref(column).sql()? {
+        ValueRef::Integer(i) => {
+            let mut encoded = [0x10; 9];
+            encoded[1..].copy_from_slice(&((i as u64) ^ (1 << 63)).to_be_bytes());
+            Ok(SqlKey(&encoded).to_sql_value())
+        }
+        _ => Ok(SqlKey(blob_column(row, column)?).to_sql_value()),
+    }
+}
+
+/// Moves the index entries to a new `index_entry` table (as [`SCHEMA`] defines it), their
+/// keys and primary keys rewritten by `key`.
+fn rewrite_index_entries(
+    conn: &Connection,
+    key: impl Fn(&rusqlite::Row<'_>, usize) -> Result<SqlValue>,
+) -> Result<()> {
+    conn.execute_batch("ALTER TABLE index_entry RENAME TO index_entry_old")
         .sql()?;
     conn.execute_batch(SCHEMA).sql()?;
     copy_rows(
         conn,
-        "SELECT index_id, key, primary_key FROM index_entry_1",
+        "SELECT index_id, key, primary_key FROM index_entry_old",
         [],
         "INSERT INTO index_entry (index_id, key, primary_key) VALUES (?1, ?2, ?3)",
         |row| {
             Ok(vec![
                 SqlValue::Integer(row.get(0).sql()?),
-                SqlKey(blob_column(row, 1)?).to_sql_value(),
-                SqlKey(blob_column(row, 2)?).to_sql_value(),
+                key(row, 1)?,
+                key(row, 2)?,
             ])
         },
     )?;
-    conn.execute_batch("DROP TABLE index_entry_1").sql()?;
+    conn.execute_batch("DROP TABLE index_entry_old").sql()?;
     conn.execute(
         "UPDATE database SET format_version = ?1",
         [SQLITE_FORMAT_VERSION],
@@ -570,7 +698,7 @@ pub(crate) fn insert_store(
     )
     .sql()?;
     let id = conn.last_insert_rowid();
-    create_record_table(conn, id)?;
+    create_record_table(conn, id, RecordTable::NumberKeys)?;
     Ok(id)
 }
 
@@ -1451,6 +1579,22 @@ impl SqliteConnection {
     }
 }
 
+impl SqliteConnection {
+    /// Writes a record with [`Kept::PutRecord`] or [`Kept::InsertRecord`]. A key that is not
+    /// a number, refused by a [`RecordTable::NumberKeys`] table (`SQLITE_MISMATCH`), widens
+    /// the table first.
+    fn write_record(&self, which: Kept, store_id: i64, key: &[u8], value: &[u8]) -> Result<()> {
+        let run = |stmt: &mut Statement<'_>| Ok(stmt.execute(params![SqlKey(key), value]));
+        match self.with_kept(which, run)? {
+            Err(e) if e.sqlite_error_code() == Some(ErrorCode::TypeMismatch) => {
+                widen_record_table(self.conn(), store_id)?;
+                self.with_kept(which, |stmt| write(stmt, params![SqlKey(key), value]))
+            }
+            other => other.map(drop).sql(),
+        }
+    }
+}
+
 impl StorageConnection for SqliteConnection {
     /// Starts a reading SQLite transaction (its snapshot is taken at the first read).
     fn begin_read(&self) -> Result<()> {
@@ -1621,15 +1765,11 @@ impl StorageConnection for SqliteConnection {
     }
 
     fn put_record(&self, store_id: i64, key: &[u8], value: &[u8]) -> Result<()> {
-        self.with_kept(Kept::PutRecord(store_id), |stmt| {
-            write(stmt, params![SqlKey(key), value])
-        })
+        self.write_record(Kept::PutRecord(store_id), store_id, key, value)
     }
 
     fn insert_record(&self, store_id: i64, key: &[u8], value: &[u8]) -> Result<()> {
-        self.with_kept(Kept::InsertRecord(store_id), |stmt| {
-            write(stmt, params![SqlKey(key), value])
-        })
+        self.write_record(Kept::InsertRecord(store_id), store_id, key, value)
     }
 
     fn clear_records(&self, store_id: i64, index_ids: &[i64]) -> Result<()> {
@@ -1934,8 +2074,8 @@ mod tests {
     fn schema() -> Connection {
         let conn = Connection::open_in_memory().unwrap();
         conn.execute_batch(SCHEMA).unwrap();
-        create_record_table(&conn, 1).unwrap();
-        create_record_table(&conn, 2).unwrap();
+        create_record_table(&conn, 1, RecordTable::AnyKeys).unwrap();
+        create_record_table(&conn, 2, RecordTable::AnyKeys).unwrap();
         conn
     }
 

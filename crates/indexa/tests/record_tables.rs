@@ -1,0 +1,118 @@
+//! An object store's records start in a row id table keyed by whole numbers and move to a
+//! table of any keys when the first other key is written (`docs/format.md`, "Record tables").
+//! Either way, keys, ranges and order are the spec's; an aborted transaction or a failed
+//! request takes the move back with everything else.
+
+use indexa::{Database, Factory, Key, KeyRange, Query, TransactionMode, Value};
+
+fn open(dir: &std::path::Path) -> Database {
+    Factory::open_dir(dir)
+        .unwrap()
+        .open("t", Some(1), |tx, _, _| {
+            let s = tx.create_object_store("s", None, false)?;
+            s.create_index("v", indexa::KeyPath::parse("")?, true, false)?;
+            Ok(())
+        })
+        .unwrap()
+}
+
+/// Whether the store's record table is a row id table (read from the file).
+fn row_id_table(dir: &std::path::Path) -> bool {
+    let conn = rusqlite::Connection::open(dir.join("db-t.indexa")).unwrap();
+    let sql: String = conn
+        .query_row(
+            "SELECT sql FROM sqlite_master WHERE name = 'record_1'",
+            [],
+            |r| r.get(0),
+        )
+        .unwrap();
+    !sql.contains("WITHOUT ROWID")
+}
+
+fn put(db: &Database, key: Key, value: i32) -> indexa::Result<()> {
+    let tx = db.transaction(&["s"], TransactionMode::ReadWrite)?;
+    tx.object_store("s")?.put(Value::from(value), Some(key))?;
+    tx.commit()
+}
+
+fn keys(db: &Database, query: impl Into<Query>) -> Vec<Key> {
+    let tx = db.transaction(&["s"], TransactionMode::ReadOnly).unwrap();
+    let keys = tx.object_store("s").unwrap().get_all_keys(query).unwrap();
+    tx.commit().unwrap();
+    keys
+}
+
+#[test]
+fn a_store_moves_to_any_keys_on_its_first_other_key() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = open(dir.path());
+    for (k, v) in [(3.0, 1), (-2.0, 2), (9_007_199_254_740_992.0, 3)] {
+        put(&db, Key::Number(k), v).unwrap();
+    }
+    assert!(row_id_table(dir.path()));
+    // Bounds of any type on a table of whole numbers.
+    let n = |k: f64| Key::Number(k);
+    assert_eq!(
+        keys(&db, KeyRange::lower_bound(Key::from("a"), false)),
+        Vec::<Key>::new()
+    );
+    assert_eq!(
+        keys(&db, KeyRange::upper_bound(Key::from("a"), false)),
+        [n(-2.0), n(3.0), n(9_007_199_254_740_992.0)]
+    );
+    assert_eq!(
+        keys(&db, KeyRange::bound(n(-2.5), n(3.0), false, true).unwrap()),
+        [n(-2.0)]
+    );
+    assert_eq!(
+        keys(
+            &db,
+            KeyRange::bound(n(2.5), n(f64::INFINITY), false, false).unwrap()
+        ),
+        [n(3.0), n(9_007_199_254_740_992.0)]
+    );
+    assert_eq!(keys(&db, Key::Number(2.9)), Vec::<Key>::new());
+
+    // A fraction in an aborted transaction: the move is taken back.
+    let tx = db.transaction(&["s"], TransactionMode::ReadWrite).unwrap();
+    tx.object_store("s")
+        .unwrap()
+        .put(Value::from(4), Some(n(0.5)))
+        .unwrap();
+    tx.abort();
+    assert!(row_id_table(dir.path()));
+    // A string key in a request that fails (the unique index already holds 1): no trace.
+    let err = put(&db, Key::from("x"), 1).unwrap_err();
+    assert_eq!(err.name(), "ConstraintError");
+    assert!(row_id_table(dir.path()));
+    assert_eq!(keys(&db, Query::all()).len(), 3);
+
+    put(&db, n(0.5), 4).unwrap();
+    put(&db, Key::from("x"), 5).unwrap();
+    put(&db, n(f64::NEG_INFINITY), 6).unwrap();
+    assert!(!row_id_table(dir.path()));
+    assert_eq!(
+        keys(&db, Query::all()),
+        [
+            n(f64::NEG_INFINITY),
+            n(-2.0),
+            n(0.5),
+            n(3.0),
+            n(9_007_199_254_740_992.0),
+            Key::from("x")
+        ]
+    );
+    let tx = db.transaction(&["s"], TransactionMode::ReadOnly).unwrap();
+    let index = tx.object_store("s").unwrap().index("v").unwrap();
+    assert_eq!(
+        index.get_all_keys(Query::all()).unwrap(),
+        [
+            n(3.0),
+            n(-2.0),
+            n(9_007_199_254_740_992.0),
+            n(0.5),
+            Key::from("x"),
+            n(f64::NEG_INFINITY)
+        ]
+    );
+}
