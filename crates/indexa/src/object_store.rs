@@ -323,9 +323,15 @@ impl<'t> ObjectStore<'t> {
                 .unwrap_or_default();
             drop(conn);
 
+            // An index whose keys the new value keeps has its entries left as they are.
+            let unchanged = |i: usize| old_entries.get(i).is_some_and(|(_, keys)| *keys == new_entries[i].1);
+
             // Writes.
             self.tx.mutate(|conn| {
-                for (index_id, keys) in &old_entries {
+                for (i, (index_id, keys)) in old_entries.iter().enumerate() {
+                    if unchanged(i) {
+                        continue;
+                    }
                     for k in keys {
                         conn.delete_index_entry(*index_id, k, &encoded_key)?;
                     }
@@ -339,7 +345,9 @@ impl<'t> ObjectStore<'t> {
                 }
                 let entries: SmallVec<[(i64, &[u8]); 8]> = new_entries
                     .iter()
-                    .flat_map(|(ix, keys)| keys.iter().map(|k| (ix.id, k.as_slice())))
+                    .enumerate()
+                    .filter(|&(i, _)| !unchanged(i))
+                    .flat_map(|(_, (ix, keys))| keys.iter().map(|k| (ix.id, k.as_slice())))
                     .collect();
                 conn.insert_index_entries(&encoded_key, &entries)
             })?;

@@ -116,3 +116,39 @@ fn a_store_moves_to_any_keys_on_its_first_other_key() {
         ]
     );
 }
+
+/// A cursor open on the store while a write moves it to any keys goes on from where it was,
+/// and sees the new record in its place.
+#[test]
+fn a_cursor_goes_on_across_the_move() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = open(dir.path());
+    for k in 1..=300 {
+        put(&db, Key::from(k), k).unwrap();
+    }
+    let tx = db.transaction(&["s"], TransactionMode::ReadWrite).unwrap();
+    let store = tx.object_store("s").unwrap();
+    let mut cursor = store
+        .open_cursor(None, indexa::CursorDirection::Next)
+        .unwrap();
+    cursor.continue_key(&tx, None).unwrap();
+    assert_eq!(cursor.key(), Some(&Key::from(2)));
+    store.put(Value::from(1000), Some(Key::from("z"))).unwrap();
+    store
+        .put(Value::from(1001), Some(Key::Number(2.5)))
+        .unwrap();
+    let mut seen = vec![cursor.key().cloned().unwrap()];
+    loop {
+        cursor.continue_key(&tx, None).unwrap();
+        match cursor.key() {
+            Some(k) => seen.push(k.clone()),
+            None => break,
+        }
+    }
+    tx.commit().unwrap();
+    assert!(!row_id_table(dir.path()));
+    let mut expected = vec![Key::from(2), Key::Number(2.5)];
+    expected.extend((3..=300).map(Key::from));
+    expected.push(Key::from("z"));
+    assert_eq!(seen, expected);
+}

@@ -200,3 +200,57 @@ fn multi_entry_arrays_of_every_length_index_each_distinct_member_once() {
     // The records share members, so a unique multiEntry index cannot be built over them.
     assert_eq!(db.map_err(|e| e.name()), Err("ConstraintError"));
 }
+
+/// "Store a record into an object store" step 2 (a put over a record deletes it and its index
+/// entries) and step 5 (index entries of the new value): a put that keeps one index's keys and
+/// changes another's leaves each index with exactly the new value's keys.
+#[test]
+fn a_put_over_a_record_keeps_and_replaces_its_index_entries() {
+    let factory = support::factory();
+    let db = factory
+        .open("db", Some(1), |tx, _, _| {
+            let s = tx.create_object_store("s", Some(KeyPath::parse("id")?), false)?;
+            s.create_index("a", KeyPath::parse("a")?, false, false)?;
+            s.create_index("b", KeyPath::parse("b")?, true, false)?;
+            s.create_index("tags", KeyPath::parse("tags")?, false, true)?;
+            Ok(())
+        })
+        .unwrap();
+    let tx = db.transaction(&["s"], TransactionMode::ReadWrite).unwrap();
+    let s = tx.object_store("s").unwrap();
+    s.put(v(r#"{"id":1,"a":1,"b":"x","tags":["p","q"]}"#), None)
+        .unwrap();
+    s.put(v(r#"{"id":1,"a":1,"b":"y","tags":["p","q"]}"#), None)
+        .unwrap();
+    // Every (index key, primary key) entry of the index, in order.
+    let keys = |index: &str| {
+        let mut cursor = s
+            .index(index)
+            .unwrap()
+            .open_key_cursor(None, indexa::CursorDirection::Next)
+            .unwrap();
+        let mut entries = Vec::new();
+        while let (Some(key), Some(pk)) = (cursor.key(), cursor.primary_key()) {
+            entries.push((key.clone(), pk.clone()));
+            cursor.continue_key(&tx, None).unwrap();
+        }
+        entries
+    };
+    assert_eq!(keys("a"), [(k(1), k(1))]);
+    assert_eq!(keys("b"), [(Key::from("y"), k(1))]);
+    assert_eq!(
+        keys("tags"),
+        [(Key::from("p"), k(1)), (Key::from("q"), k(1))]
+    );
+    // "x" is free again; "y" is taken.
+    s.put(v(r#"{"id":2,"b":"x"}"#), None).unwrap();
+    assert_eq!(
+        s.put(v(r#"{"id":3,"b":"y"}"#), None).map_err(|e| e.name()),
+        Err("ConstraintError")
+    );
+    s.put(v(r#"{"id":1,"a":2,"b":"y","tags":["q"]}"#), None)
+        .unwrap();
+    assert_eq!(keys("a"), [(k(2), k(1))]);
+    assert_eq!(keys("tags"), [(Key::from("q"), k(1))]);
+    tx.commit().unwrap();
+}
