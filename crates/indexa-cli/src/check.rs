@@ -17,7 +17,9 @@ use std::io::{self, Write};
 use std::path::Path;
 
 use clap::Args;
-use indexa::sqlite_layout::{is_canonical_column, record_table, SqlKey, StoredKey};
+use indexa::sqlite_layout::{
+    is_canonical_column, record_table, SqlKey, StoredKey, SQLITE_FORMAT_VERSION,
+};
 use indexa::{
     decode_key, decode_value, encode_key, encode_value, extract_key_from_value_using_key_path, Key,
     KeyPath, KeyPathExtraction, Utf16String, Value, MAX_GENERATED_KEY,
@@ -261,7 +263,7 @@ pub fn check<W: Write>(dir: &DataDir, a: &CheckArgs, out: &mut Lines<W>) -> CmdR
     match DataDir::version_of(&factory, &a.db) {
         Ok(0) => Err(missing().into()),
         Ok(_) => {
-            if layout_version(&path) == Some(1) {
+            if layout_version(&path).is_some_and(|v| v < SQLITE_FORMAT_VERSION) {
                 // Upgraded to the current layout as any open does, then checked.
                 factory.open(a.db.as_str(), None, |_, _, _| Ok(()))?.close();
             }

@@ -179,3 +179,12 @@ fn a_failed_upgrade_leaves_the_version_2_file_whole() {
     assert_eq!((layout(dir.path()).0, contents(&conn)), before);
     assert_eq!(before.0, 2);
 }
+
+/// `indexa check` on a version 2 file that was never opened by this build upgrades it (as any
+/// open does) and checks the upgraded file: version 2's integers are not read as numbers.
+#[test]
+fn check_upgrades_a_version_2_file_first() {
+    let dir = copy_of_fixture();
+    assert_eq!(indexa(dir.path(), &["check", "v1"]), "");
+    assert_eq!(layout(dir.path()).0, 3);
+}

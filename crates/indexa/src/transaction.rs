@@ -412,8 +412,14 @@ impl Transaction {
         self.release();
     }
 
+    /// Gives the connection back and drops the locks. While the connection is in use further
+    /// up the stack (a request's visitor made a write that failed and aborted the
+    /// transaction), both are kept until the transaction is dropped.
     fn release(&self) {
-        if let Some((conn, kind)) = self.conn.borrow_mut().take() {
+        let Ok(mut conn) = self.conn.try_borrow_mut() else {
+            return;
+        };
+        if let Some((conn, kind)) = conn.take() {
             self.shared.return_connection(conn, kind);
         }
         self.locks.borrow_mut().take();
@@ -653,6 +659,8 @@ impl Transaction {
 impl Drop for Transaction {
     fn drop(&mut self) {
         self.abort();
+        // What an abort under a visitor kept (see `release`).
+        self.release();
     }
 }
 

@@ -152,3 +152,72 @@ fn a_cursor_goes_on_across_the_move() {
     expected.push(Key::from("z"));
     assert_eq!(seen, expected);
 }
+
+/// Writes a record when the visited value is a number: a write from inside a read's visitor,
+/// while SQLite is still reading the visited record.
+struct PutInside<'a, 't> {
+    store: &'a indexa::ObjectStore<'t>,
+    key: Key,
+    result: Option<indexa::Result<Key>>,
+}
+
+impl indexa::ValueVisitor for PutInside<'_, '_> {
+    fn undefined(&mut self) {}
+    fn null(&mut self) {}
+    fn boolean(&mut self, _: bool) {}
+    fn number(&mut self, _: f64) {
+        self.result = Some(self.store.put(Value::from(9), Some(self.key.clone())));
+    }
+    fn date(&mut self, _: f64) {}
+    fn string(&mut self, _: indexa::StoredText<'_>) {}
+    fn binary(&mut self, _: &[u8]) {}
+    fn array(&mut self, _: usize) {}
+    fn object(&mut self, _: usize) {}
+    fn name(&mut self, _: indexa::StoredText<'_>) {}
+}
+
+/// A write that moves a store's records to any keys from inside a visitor of `get_with`
+/// (the read still running) succeeds, on the same store or another, and commits.
+#[test]
+fn a_visitor_may_write_the_first_other_key() {
+    for same_store in [true, false] {
+        let dir = tempfile::tempdir().unwrap();
+        let db = Factory::open_dir(dir.path())
+            .unwrap()
+            .open("t", Some(1), |tx, _, _| {
+                tx.create_object_store("s", None, false)?
+                    .put(Value::from(1), Some(Key::from(1)))?;
+                tx.create_object_store("o", None, false)?;
+                Ok(())
+            })
+            .unwrap();
+        let tx = db
+            .transaction(&["s", "o"], TransactionMode::ReadWrite)
+            .unwrap();
+        let (s, o) = (tx.object_store("s").unwrap(), tx.object_store("o").unwrap());
+        let mut visitor = PutInside {
+            store: if same_store { &s } else { &o },
+            key: Key::from("x"),
+            result: None,
+        };
+        assert!(s.get_with(Key::from(1), &mut visitor).unwrap());
+        assert_eq!(visitor.result.unwrap().unwrap(), Key::from("x"));
+        tx.commit().unwrap();
+        let tx = db
+            .transaction(&["s", "o"], TransactionMode::ReadOnly)
+            .unwrap();
+        let written = if same_store { "s" } else { "o" };
+        let store = tx.object_store(written).unwrap();
+        assert_eq!(store.get(Key::from("x")).unwrap(), Some(Value::from(9)));
+        // No table is left behind.
+        let conn = rusqlite::Connection::open(dir.path().join("db-t.indexa")).unwrap();
+        let tables: i64 = conn
+            .query_row(
+                "SELECT count(*) FROM sqlite_master WHERE name LIKE 'record%'",
+                [],
+                |r| r.get(0),
+            )
+            .unwrap();
+        assert_eq!(tables, 2, "same store: {same_store}");
+    }
+}

@@ -95,17 +95,37 @@ fn record_table_ddl(name: &str, layout: RecordTable) -> String {
 
 /// Rewrites a [`RecordTable::NumberKeys`] table as a [`RecordTable::AnyKeys`] one with the
 /// same records, inside the caller's writing transaction: done when a key that is not a
-/// whole number is first written to the store.
-fn widen_record_table(conn: &Connection, store_id: i64) -> Result<()> {
+/// whole number is first written to the store. The old table, renamed `record_<id>_old`, is
+/// dropped at once, or, while a statement of the connection is still reading (a visitor of
+/// [`StorageConnection::read_record`] writing), by [`drop_old_record_tables`] before the
+/// transaction commits: SQLite drops no table under a running statement. Returns the old
+/// table's name when it is left for that.
+fn widen_record_table(conn: &Connection, store_id: i64) -> Result<Option<String>> {
     let table = record_table(store_id);
     let create = record_table_ddl(&format!("{table}_any"), RecordTable::AnyKeys);
     conn.execute_batch(&format!(
         "{create};
          INSERT INTO {table}_any (key, value) SELECT key, value FROM {table};
-         DROP TABLE {table};
+         ALTER TABLE {table} RENAME TO {table}_old;
          ALTER TABLE {table}_any RENAME TO {table};"
     ))
-    .sql()
+    .sql()?;
+    let old = format!("{table}_old");
+    match conn.execute_batch(&format!("DROP TABLE {old}")) {
+        Ok(()) => Ok(None),
+        Err(e) if e.sqlite_error_code() == Some(ErrorCode::DatabaseLocked) => Ok(Some(old)),
+        Err(e) => Err(sql_error(e)),
+    }
+}
+
+/// Drops the old record tables [`widen_record_table`] left (those a failed request's
+/// savepoint took back are gone already).
+fn drop_old_record_tables(conn: &Connection, tables: Vec<String>) -> Result<()> {
+    for table in tables {
+        conn.execute_batch(&format!("DROP TABLE IF EXISTS {table}"))
+            .sql()?;
+    }
+    Ok(())
 }
 
 /// Rewrites an object store's [`RecordTable::AnyKeys`] table as a [`RecordTable::NumberKeys`]
@@ -1520,6 +1540,9 @@ self_cell::self_cell!(
 pub(crate) struct SqliteConnection {
     conn: ConnectionWithStatements,
     synchronous_full: Cell<Option<bool>>,
+    /// Old record tables the running transaction must drop before it commits
+    /// ([`widen_record_table`]).
+    old_record_tables: RefCell<Vec<String>>,
 }
 
 // SAFETY: the kept statements are `!Send` only because they hold raw SQLite statement handles.
@@ -1536,6 +1559,7 @@ pub(crate) fn open(path: &Path) -> Result<crate::backend::Connection> {
             std::array::from_fn(|_| RefCell::new(None))
         }),
         synchronous_full: Cell::new(None),
+        old_record_tables: RefCell::new(Vec::new()),
     }))
 }
 
@@ -1587,7 +1611,9 @@ impl SqliteConnection {
         let run = |stmt: &mut Statement<'_>| Ok(stmt.execute(params![SqlKey(key), value]));
         match self.with_kept(which, run)? {
             Err(e) if e.sqlite_error_code() == Some(ErrorCode::TypeMismatch) => {
-                widen_record_table(self.conn(), store_id)?;
+                if let Some(old) = widen_record_table(self.conn(), store_id)? {
+                    self.old_record_tables.borrow_mut().push(old);
+                }
                 self.with_kept(which, |stmt| write(stmt, params![SqlKey(key), value]))
             }
             other => other.map(drop).sql(),
@@ -1633,6 +1659,7 @@ impl StorageConnection for SqliteConnection {
     }
 
     fn commit(&self) -> Result<()> {
+        drop_old_record_tables(self.conn(), self.old_record_tables.take())?;
         self.with_kept(Kept::Commit, run)
     }
 
@@ -1656,6 +1683,7 @@ impl StorageConnection for SqliteConnection {
     }
 
     fn rollback(&self) {
+        self.old_record_tables.take();
         rollback(self.conn())
     }
 
