@@ -4,41 +4,15 @@
 //! upgraded to the current SQLite layout on its first open; an upgrade that fails leaves the
 //! file as it was.
 
-use std::path::{Path, PathBuf};
-use std::process::Command;
+mod common;
 
-fn fixtures() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../indexa/tests/fixtures")
-}
+use std::path::Path;
 
-fn run(dir: &Path, args: &[&str]) -> std::process::Output {
-    Command::new(env!("CARGO_BIN_EXE_indexa"))
-        .arg("--data-dir")
-        .arg(dir)
-        .args(args)
-        .output()
-        .expect("run indexa")
-}
-
-fn indexa(dir: &Path, args: &[&str]) -> String {
-    let out = run(dir, args);
-    assert!(
-        out.status.success(),
-        "indexa {args:?}: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    String::from_utf8(out.stdout).expect("UTF-8 output")
-}
+use common::{fixtures, indexa_in as indexa, run_in as run};
 
 /// A copy of the fixture in a new data directory.
 fn copy_of_fixture() -> tempfile::TempDir {
-    let dir = tempfile::tempdir().unwrap();
-    std::fs::copy(
-        fixtures().join("format-v2/db-v1.indexa"),
-        dir.path().join("db-v1.indexa"),
-    )
-    .unwrap();
-    dir
+    common::copy_of_fixture("format-v2/db-v1.indexa")
 }
 
 fn open(dir: &Path) -> rusqlite::Connection {
@@ -121,12 +95,7 @@ fn a_version_2_file_dumps_to_its_recorded_records() {
         "blob/blob,blob/integer,integer/blob,integer/integer,real/integer,real/real"
     );
     // Opened again (and checked), it still holds the same records.
-    assert_eq!(
-        indexa(dir.path(), &["check", "v1"]),
-        "",
-        "check reports no problem"
-    );
-    assert_eq!(indexa(dir.path(), &["dump", "v1"]), recorded);
+    common::assert_checks_clean_and_dumps(dir.path(), "v1", &recorded);
 }
 
 /// A version 2 file that the upgrade cannot read to the end (a key stored as text, which no

@@ -276,3 +276,48 @@ pub fn script(lines: &[&str]) -> String {
     s.push('\n');
     s
 }
+
+/// The committed database files of older storage formats (`crates/indexa/tests/fixtures`).
+pub fn fixtures() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../indexa/tests/fixtures")
+}
+
+/// A copy of the fixture `file` (a path under [`fixtures`], a file of database "v1") in a
+/// new data directory, named as that database's file.
+pub fn copy_of_fixture(file: &str) -> TempDir {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::copy(fixtures().join(file), dir.path().join("db-v1.indexa")).unwrap();
+    dir
+}
+
+/// Runs the built `indexa` with `--data-dir dir` and `args`.
+pub fn run_in(dir: &Path, args: &[&str]) -> std::process::Output {
+    Command::new(env!("CARGO_BIN_EXE_indexa"))
+        .arg("--data-dir")
+        .arg(dir)
+        .args(args)
+        .output()
+        .expect("run indexa")
+}
+
+/// As [`run_in`], asserting success; returns stdout.
+pub fn indexa_in(dir: &Path, args: &[&str]) -> String {
+    let out = run_in(dir, args);
+    assert!(
+        out.status.success(),
+        "indexa {args:?}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8(out.stdout).expect("UTF-8 output")
+}
+
+/// Asserts that `indexa check` finds no problem in database `db` of `dir` and that its dump
+/// is `recorded`.
+pub fn assert_checks_clean_and_dumps(dir: &Path, db: &str, recorded: &str) {
+    assert_eq!(
+        indexa_in(dir, &["check", db]),
+        "",
+        "check reports no problem"
+    );
+    assert_eq!(indexa_in(dir, &["dump", db]), recorded);
+}
