@@ -39,6 +39,8 @@ enum Repr {
 struct Path {
     text: String,
     identifiers: Vec<Utf16String>,
+    /// The identifiers as UTF-8, as a stored value's property names are written.
+    utf8_identifiers: Vec<Box<str>>,
 }
 
 impl Path {
@@ -46,14 +48,18 @@ impl Path {
         if !is_valid_key_path_string(text) {
             return Err(Error::Syntax(format!("{text:?} is not a valid key path")));
         }
-        let identifiers = if text.is_empty() {
+        let utf8_identifiers: Vec<Box<str>> = if text.is_empty() {
             Vec::new()
         } else {
-            text.split('.').map(Utf16String::from).collect()
+            text.split('.').map(Box::from).collect()
         };
         Ok(Path {
             text: text.to_owned(),
-            identifiers,
+            identifiers: utf8_identifiers
+                .iter()
+                .map(|i| Utf16String::from(&**i))
+                .collect(),
+            utf8_identifiers,
         })
     }
 }
@@ -281,7 +287,7 @@ impl StoredValue {
     /// The first steps of [`StoredValue::evaluate_path`]: where the value a dotted path names
     /// is, the objects along the path read in place. `None` is the spec's failure.
     fn find(&self, path: &Path) -> Result<Option<Found<'_>>> {
-        let mut names = path.text.split('.').filter(|name| !name.is_empty());
+        let mut names = path.utf8_identifiers.iter();
         let (Some(first), Some(properties)) = (names.next(), &self.properties) else {
             // The value itself, or a top-level string's or array's `length`, or nothing.
             let value = crate::value_codec::decode_value(&self.bytes)?;

@@ -78,8 +78,11 @@ fn stored_number(encoded: &[u8]) -> Option<SqlNumber> {
 /// A number as a key column stores it: a whole number from −2^63 up to 2^63 as an
 /// `INTEGER`, anything else (fractions, ±Infinity, larger numbers) as a `REAL`.
 fn sql_number(n: f64) -> SqlNumber {
-    if n.fract() == 0.0 && (-INTEGER_END..INTEGER_END).contains(&n) {
-        SqlNumber::Integer(n as i64)
+    // `as` saturates (and takes NaN to 0), so the integer is `n` exactly only when `n` is a
+    // whole number in range; 2^63 itself saturates to i64::MAX, which converts back to 2^63.
+    let i = n as i64;
+    if n < INTEGER_END && i as f64 == n {
+        SqlNumber::Integer(i)
     } else {
         SqlNumber::Real(n)
     }
@@ -173,6 +176,10 @@ mod tests {
             (0.5, SqlNumber::Real(0.5)),
             (7.0, SqlNumber::Integer(7)),
             (-9_223_372_036_854_775_808.0, SqlNumber::Integer(i64::MIN)),
+            (
+                -9_223_372_036_854_777_856.0,
+                SqlNumber::Real(-9_223_372_036_854_777_856.0),
+            ),
             (
                 9_223_372_036_854_775_808.0,
                 SqlNumber::Real(9_223_372_036_854_775_808.0),
