@@ -6,12 +6,6 @@ use std::process::{Command, Stdio};
 
 use common::{script, Env, Writer};
 
-fn ok(env: &Env, args: &[&str]) -> String {
-    let run = env.run(args);
-    assert_eq!(run.code, 0, "{args:?}: {run:?}");
-    run.stdout
-}
-
 fn indexa(data_dir: &std::path::Path, args: &[&str]) -> std::process::Output {
     Command::new(env!("CARGO_BIN_EXE_indexa"))
         .arg("--data-dir")
@@ -25,8 +19,8 @@ fn indexa(data_dir: &std::path::Path, args: &[&str]) -> std::process::Output {
 #[test]
 fn a_backup_taken_while_a_writer_runs_opens_and_passes_check() {
     let env = Env::sqlite();
-    ok(&env, &["create-store", "db", "s", "--auto-increment"]);
-    ok(&env, &["create-index", "db", "s", "n", "n"]);
+    env.ok(&["create-store", "db", "s", "--auto-increment"]);
+    env.ok(&["create-index", "db", "s", "n", "n"]);
     // A writer adding records in transactions of 50 until told to stop.
     let batch: String = (0..50)
         .map(|i| format!("{{\"op\":\"add\",\"store\":\"s\",\"value\":{{\"n\":{i}}}}}\n"))
@@ -63,11 +57,11 @@ fn a_backup_taken_while_a_writer_runs_opens_and_passes_check() {
 #[test]
 fn backup_refuses_to_overwrite_unless_replace() {
     let env = Env::sqlite();
-    ok(&env, &["create-store", "db", "s"]);
-    ok(&env, &["put", "db", "s", "1", "--key", "1"]);
+    env.ok(&["create-store", "db", "s"]);
+    env.ok(&["put", "db", "s", "1", "--key", "1"]);
     let backups = env.dir.path().join("b");
-    ok(&env, &["backup", "db", backups.to_str().unwrap()]);
-    ok(&env, &["put", "db", "s", "2", "--key", "1"]);
+    env.ok(&["backup", "db", backups.to_str().unwrap()]);
+    env.ok(&["put", "db", "s", "2", "--key", "1"]);
     let run = env.run(&["backup", "db", backups.to_str().unwrap()]);
     assert_eq!(run.code, 1);
     assert_eq!(run.stderr, format!("indexa: ConstraintError: {} already holds database \"db\" (backup --replace replaces it)\n", backups.display()));
@@ -75,10 +69,7 @@ fn backup_refuses_to_overwrite_unless_replace() {
         String::from_utf8(indexa(&backups, &["get", "db", "s", "1"]).stdout).unwrap(),
         "1\n"
     );
-    ok(
-        &env,
-        &["backup", "db", backups.to_str().unwrap(), "--replace"],
-    );
+    env.ok(&["backup", "db", backups.to_str().unwrap(), "--replace"]);
     assert_eq!(
         String::from_utf8(indexa(&backups, &["get", "db", "s", "1"]).stdout).unwrap(),
         "2\n"
@@ -96,7 +87,7 @@ fn backup_refuses_to_overwrite_unless_replace() {
 #[test]
 fn vacuum_shrinks_the_file_and_keeps_the_data() {
     let env = Env::sqlite();
-    ok(&env, &["create-store", "db", "s"]);
+    env.ok(&["create-store", "db", "s"]);
     let big = format!("\"{}\"", "x".repeat(100_000));
     let lines: Vec<String> = (0..40)
         .map(|i| format!("{{\"op\":\"put\",\"store\":\"s\",\"key\":{i},\"value\":{big}}}"))
@@ -107,7 +98,7 @@ fn vacuum_shrinks_the_file_and_keeps_the_data() {
         &script(&lines.iter().map(String::as_str).collect::<Vec<_>>()),
     );
     assert_eq!(code, 0);
-    ok(&env, &["delete", "db", "s", "--lower", "1"]);
+    env.ok(&["delete", "db", "s", "--lower", "1"]);
     let file = env.data_dir().join("db-db.indexa");
     let run = env.run(&["vacuum", "db"]);
     assert_eq!(run.code, 0, "{run:?}");
@@ -120,7 +111,7 @@ fn vacuum_shrinks_the_file_and_keeps_the_data() {
         "{}",
         run.stderr
     );
-    assert_eq!(ok(&env, &["query", "db", "s", "--count"]), "1\n");
+    assert_eq!(env.ok(&["query", "db", "s", "--count"]), "1\n");
     assert_eq!(
         indexa(&env.data_dir(), &["check", "db"]).status.code(),
         Some(0)
@@ -141,12 +132,12 @@ fn vacuum_shrinks_the_file_and_keeps_the_data() {
 fn a_backup_has_the_database_files_permissions() {
     use std::os::unix::fs::PermissionsExt;
     let env = Env::sqlite();
-    ok(&env, &["create-store", "db", "s"]);
+    env.ok(&["create-store", "db", "s"]);
     let source = env.data_dir().join("db-db.indexa");
     for mode in [0o644, 0o640] {
         std::fs::set_permissions(&source, std::fs::Permissions::from_mode(mode)).unwrap();
         let backups = env.dir.path().join(format!("b{mode:o}"));
-        ok(&env, &["backup", "db", backups.to_str().unwrap()]);
+        env.ok(&["backup", "db", backups.to_str().unwrap()]);
         let copy = std::fs::metadata(backups.join("db-db.indexa")).unwrap();
         assert_eq!(copy.permissions().mode() & 0o777, mode);
     }
@@ -157,8 +148,8 @@ fn a_backup_has_the_database_files_permissions() {
 #[test]
 fn a_backup_into_the_databases_own_directory_is_refused() {
     let env = Env::sqlite();
-    ok(&env, &["create-store", "db", "s"]);
-    ok(&env, &["put", "db", "s", "1", "--key", "1"]);
+    env.ok(&["create-store", "db", "s"]);
+    env.ok(&["put", "db", "s", "1", "--key", "1"]);
     let data = env.data_dir();
     let spellings = [
         data.clone(),
@@ -179,6 +170,6 @@ fn a_backup_into_the_databases_own_directory_is_refused() {
             )
         );
     }
-    assert_eq!(ok(&env, &["get", "db", "s", "1"]), "1\n");
-    assert_eq!(ok(&env, &["list"]), "db\t1\n");
+    assert_eq!(env.ok(&["get", "db", "s", "1"]), "1\n");
+    assert_eq!(env.ok(&["list"]), "db\t1\n");
 }

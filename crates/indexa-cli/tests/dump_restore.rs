@@ -20,12 +20,6 @@ fn countries() -> String {
         .to_owned()
 }
 
-fn ok(env: &Env, args: &[&str]) -> String {
-    let run = env.run(args);
-    assert_eq!(run.code, 0, "{args:?}: {run:?}");
-    run.stdout
-}
-
 /// A small database with every kind of line: out-of-line keys with a generator above its
 /// keys, in-line keys, and indexes of each flavour.
 fn small(env: &Env) {
@@ -74,7 +68,7 @@ const SMALL_DUMP: &str = r#"{"indexaDump":1,"name":"db","version":3}
 fn dump_writes_the_documented_lines() {
     let env = Env::new();
     small(&env);
-    assert_eq!(ok(&env, &["dump", "db"]), SMALL_DUMP);
+    assert_eq!(env.ok(&["dump", "db"]), SMALL_DUMP);
 }
 
 #[test]
@@ -82,15 +76,12 @@ fn restore_gives_back_schema_records_indexes_and_generator() {
     // SQLite-only: restore writes a database file into place (a URL is refused).
     let env = Env::sqlite();
     let file = env.file("small.dump", SMALL_DUMP);
-    assert_eq!(ok(&env, &["restore", "copy", file.to_str().unwrap()]), "");
-    assert_eq!(ok(&env, &["list"]), "copy\t3\n");
+    assert_eq!(env.ok(&["restore", "copy", file.to_str().unwrap()]), "");
+    assert_eq!(env.ok(&["list"]), "copy\t3\n");
     // The generator continues at 11, above the deleted key 10.
-    assert_eq!(ok(&env, &["add", "copy", "auto", "\"d\""]), "11\n");
+    assert_eq!(env.ok(&["add", "copy", "auto", "\"d\""]), "11\n");
     assert_eq!(
-        ok(
-            &env,
-            &["query", "copy", "people", "--index", "tags", "--keys-only"]
-        ),
+        env.ok(&["query", "copy", "people", "--index", "tags", "--keys-only"]),
         "{\"key\":\"e\",\"primaryKey\":[1,\"x\"]}\n{\"key\":\"m\",\"primaryKey\":[1,\"x\"]}\n"
     );
     // The unique index is back: a second "Ada" is refused.
@@ -103,7 +94,7 @@ fn restore_gives_back_schema_records_indexes_and_generator() {
     );
     // The serialization the Node.js package stores survives byte for byte.
     assert_eq!(
-        ok(&env, &["get", "copy", "auto", "2"]),
+        env.ok(&["get", "copy", "auto", "2"]),
         "{\"$structuredClone\":{\"value\":{\"size\":2},\"serialized\":{\"$binary\":\"/w0=\"}}}\n"
     );
 }
@@ -128,16 +119,13 @@ fn dump_restore_dump_is_byte_identical_on_countries() {
         "name=name.common",
     ]);
     assert_eq!(run.code, 0, "{}", run.stderr);
-    let first = ok(&env, &["dump", "world"]);
+    let first = env.ok(&["dump", "world"]);
     assert_eq!(first.lines().count(), 1 + 1 + 4 + 250 + 1);
     let file = env.file("world.dump", &first);
     // Restore writes SQLite files: a dump taken on PostgreSQL restores there byte for byte.
     let other = Env::sqlite();
-    assert_eq!(
-        ok(&other, &["restore", "world", file.to_str().unwrap()]),
-        ""
-    );
-    assert_eq!(ok(&other, &["dump", "world"]), first);
+    assert_eq!(other.ok(&["restore", "world", file.to_str().unwrap()]), "");
+    assert_eq!(other.ok(&["dump", "world"]), first);
 }
 
 #[test]
@@ -155,16 +143,13 @@ fn restore_refuses_an_existing_database_unless_replace() {
         run.stderr,
         "indexa: ConstraintError: database \"db\" already exists (restore --replace replaces it)\n"
     );
-    assert_eq!(ok(&env, &["get", "db", "auto", "1"]), "\"a\"\n");
+    assert_eq!(env.ok(&["get", "db", "auto", "1"]), "\"a\"\n");
     assert_eq!(
-        ok(
-            &env,
-            &["restore", "db", file.to_str().unwrap(), "--replace"]
-        ),
+        env.ok(&["restore", "db", file.to_str().unwrap(), "--replace"]),
         ""
     );
-    assert_eq!(ok(&env, &["get", "db", "auto", "1"]), "\"A\"\n");
-    assert_eq!(ok(&env, &["list"]), "db\t3\n");
+    assert_eq!(env.ok(&["get", "db", "auto", "1"]), "\"A\"\n");
+    assert_eq!(env.ok(&["list"]), "db\t3\n");
     // No scratch directory is left behind.
     let scratch = std::fs::read_dir(env.data_dir())
         .unwrap()
@@ -186,7 +171,7 @@ fn malformed_dumps_fail_with_data_error_and_change_nothing() {
     // SQLite-only: restore writes a database file into place (a URL is refused).
     let env = Env::sqlite();
     small(&env);
-    let before = ok(&env, &["dump", "db"]);
+    let before = env.ok(&["dump", "db"]);
     let lines: Vec<&str> = SMALL_DUMP.lines().collect();
     let cases: Vec<(String, &str)> = vec![
         (lines[..8].join("\n"), "DataError: the dump has no end line (it is truncated)"),
@@ -214,8 +199,8 @@ fn malformed_dumps_fail_with_data_error_and_change_nothing() {
                 run.stderr
             );
         }
-        assert_eq!(ok(&env, &["dump", "db"]), before, "case {i}");
-        assert_eq!(ok(&env, &["list"]), "db\t3\n", "case {i}");
+        assert_eq!(env.ok(&["dump", "db"]), before, "case {i}");
+        assert_eq!(env.ok(&["list"]), "db\t3\n", "case {i}");
     }
     let run = env.run(&["restore", "db2", "/nonexistent/x.dump"]);
     assert_eq!(run.code, 1);
@@ -435,8 +420,8 @@ proptest! {
 #[test]
 fn a_dump_taken_while_a_writer_runs_holds_whole_transactions() {
     let env = Env::new();
-    ok(&env, &["create-store", "db", "s", "--auto-increment"]);
-    ok(&env, &["create-store", "db", "t", "--auto-increment"]);
+    env.ok(&["create-store", "db", "s", "--auto-increment"]);
+    env.ok(&["create-store", "db", "t", "--auto-increment"]);
     // Each writer transaction adds 25 records to each of two stores.
     let batch: String = (0..25)
         .flat_map(|i| {
@@ -445,7 +430,7 @@ fn a_dump_taken_while_a_writer_runs_holds_whole_transactions() {
         .collect();
     let writer = Writer::start(&env, "db", batch);
     std::thread::sleep(std::time::Duration::from_millis(300));
-    let text = ok(&env, &["dump", "db"]);
+    let text = env.ok(&["dump", "db"]);
     writer.stop();
     let lines: Vec<&str> = text.lines().collect();
     let t_line = lines
@@ -482,7 +467,7 @@ fn compound_and_empty_key_paths_and_an_exhausted_generator_round_trip() {
         ]),
     );
     assert_eq!(code, 0);
-    let text = ok(&env, &["dump", "db"]);
+    let text = env.ok(&["dump", "db"]);
     assert_eq!(
         text,
         "{\"indexaDump\":1,\"name\":\"db\",\"version\":1}\n\
@@ -498,9 +483,9 @@ fn compound_and_empty_key_paths_and_an_exhausted_generator_round_trip() {
     let file = env.file("db.dump", &text);
     // Restore writes SQLite files: a dump taken on PostgreSQL restores there.
     let other = Env::sqlite();
-    ok(&other, &["restore", "copy", file.to_str().unwrap()]);
+    other.ok(&["restore", "copy", file.to_str().unwrap()]);
     assert_eq!(
-        ok(&other, &["dump", "copy"]),
+        other.ok(&["dump", "copy"]),
         text.replace("\"name\":\"db\"", "\"name\":\"copy\"")
     );
     let run = other.run(&["add", "copy", "x", "5"]);
@@ -514,7 +499,7 @@ fn restore_reads_standard_input() {
     let run = env.run_with_input(&["restore", "piped", "-"], SMALL_DUMP);
     assert_eq!((run.code, run.stderr.as_str()), (0, ""));
     assert_eq!(
-        ok(&env, &["dump", "piped"]),
+        env.ok(&["dump", "piped"]),
         SMALL_DUMP.replace("\"name\":\"db\"", "\"name\":\"piped\"")
     );
 }
@@ -539,13 +524,13 @@ fn lone_surrogate_store_and_index_names_survive_dump_and_restore() {
             .unwrap();
         db.close();
     }
-    let first = ok(&env, &["dump", "odd"]);
+    let first = env.ok(&["dump", "odd"]);
     assert!(first.contains(r#"{"store":"\uD800","#), "{first}");
     assert!(first.contains(r#"{"store":"\uDC00","#), "{first}");
     assert!(first.contains(r#"{"index":"\uDFFF","#), "{first}");
     let file = env.file("odd.dump", &first);
     // Restore writes SQLite files: a dump taken on PostgreSQL restores there.
     let other = Env::sqlite();
-    assert_eq!(ok(&other, &["restore", "odd", file.to_str().unwrap()]), "");
-    assert_eq!(ok(&other, &["dump", "odd"]), first);
+    assert_eq!(other.ok(&["restore", "odd", file.to_str().unwrap()]), "");
+    assert_eq!(other.ok(&["dump", "odd"]), first);
 }

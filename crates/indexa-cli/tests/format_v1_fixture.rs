@@ -7,11 +7,11 @@ mod common;
 
 use std::path::Path;
 
-use common::{fixtures, indexa_in as indexa, run_in as run};
+use common::{fixtures, Env};
 
 /// A copy of the fixture in a new data directory.
-fn copy_of_fixture() -> tempfile::TempDir {
-    common::copy_of_fixture("format-v1/db-v1.indexa")
+fn copy_of_fixture() -> Env {
+    Env::with_fixture("format-v1/db-v1.indexa")
 }
 
 /// The file's format version and its tables, sorted.
@@ -32,14 +32,15 @@ fn layout(dir: &Path) -> (i64, Vec<String>) {
 
 #[test]
 fn a_version_1_file_dumps_to_its_recorded_records() {
-    let dir = copy_of_fixture();
+    let env = copy_of_fixture();
+    let dir = env.data_dir();
     let recorded = std::fs::read_to_string(fixtures().join("format-v1.dump")).unwrap();
     assert_eq!(recorded.lines().count(), 62);
-    assert_eq!(layout(dir.path()).0, 1);
-    assert_eq!(indexa(dir.path(), &["dump", "v1"]), recorded);
+    assert_eq!(layout(&dir).0, 1);
+    assert_eq!(env.ok(&["dump", "v1"]), recorded);
     // Upgraded: a record table per object store, keys as key columns.
     assert_eq!(
-        layout(dir.path()),
+        layout(&dir),
         (
             3,
             [
@@ -59,7 +60,7 @@ fn a_version_1_file_dumps_to_its_recorded_records() {
         )
     );
     // The stores whose keys are all whole numbers have row id tables.
-    let row_id_tables: Vec<String> = rusqlite::Connection::open(dir.path().join("db-v1.indexa"))
+    let row_id_tables: Vec<String> = rusqlite::Connection::open(dir.join("db-v1.indexa"))
         .unwrap()
         .prepare("SELECT o.name FROM object_store o JOIN sqlite_master m ON m.name = 'record_' || o.id WHERE m.sql NOT LIKE '%WITHOUT ROWID%' ORDER BY o.name")
         .unwrap()
@@ -69,7 +70,7 @@ fn a_version_1_file_dumps_to_its_recorded_records() {
         .unwrap();
     assert_eq!(row_id_tables, ["counter", "log", "people"]);
     // Opened again (and checked), it still holds the same records.
-    common::assert_checks_clean_and_dumps(dir.path(), "v1", &recorded);
+    common::assert_checks_clean_and_dumps(&env, "v1", &recorded);
 }
 
 /// A version 1 file that the upgrade cannot read to the end (a key stored as text, which no
@@ -77,8 +78,9 @@ fn a_version_1_file_dumps_to_its_recorded_records() {
 /// version 1, no table added, every row in place.
 #[test]
 fn a_failed_upgrade_leaves_the_version_1_file_whole() {
-    let dir = copy_of_fixture();
-    let conn = rusqlite::Connection::open(dir.path().join("db-v1.indexa")).unwrap();
+    let env = copy_of_fixture();
+    let dir = env.data_dir();
+    let conn = rusqlite::Connection::open(dir.join("db-v1.indexa")).unwrap();
     let last_store: i64 = conn
         .query_row("SELECT max(id) FROM object_store", [], |r| r.get(0))
         .unwrap();
@@ -95,17 +97,17 @@ fn a_failed_upgrade_leaves_the_version_1_file_whole() {
         )
         .unwrap()
     };
-    let before = (layout(dir.path()), rows(&conn));
+    let before = (layout(&dir), rows(&conn));
     drop(conn);
-    let out = run(dir.path(), &["dump", "v1"]);
-    assert_eq!(out.status.code(), Some(1));
-    let stderr = String::from_utf8_lossy(&out.stderr);
+    let out = env.run(&["dump", "v1"]);
+    assert_eq!(out.code, 1);
+    let stderr = out.stderr;
     assert_eq!(
         stderr,
         format!("indexa: UnknownError: upgrading the database file from format version 1 failed (it was left as it was): the records of object store id {last_store}: a key or value is stored as SQLite Text, not as a blob\n")
     );
-    let conn = rusqlite::Connection::open(dir.path().join("db-v1.indexa")).unwrap();
-    assert_eq!((layout(dir.path()), rows(&conn)), before);
+    let conn = rusqlite::Connection::open(dir.join("db-v1.indexa")).unwrap();
+    assert_eq!((layout(&dir), rows(&conn)), before);
     assert_eq!(before.0 .0, 1);
 }
 
@@ -113,9 +115,10 @@ fn a_failed_upgrade_leaves_the_version_1_file_whole() {
 /// open does) and checks the upgraded file.
 #[test]
 fn check_upgrades_a_version_1_file_first() {
-    let dir = copy_of_fixture();
-    assert_eq!(indexa(dir.path(), &["check", "v1"]), "");
-    assert_eq!(layout(dir.path()).0, 3);
+    let env = copy_of_fixture();
+    let dir = env.data_dir();
+    assert_eq!(env.ok(&["check", "v1"]), "");
+    assert_eq!(layout(&dir).0, 3);
 }
 
 /// A version 1 file under another database's name is refused for its name, as a file of the

@@ -8,11 +8,11 @@ mod common;
 
 use std::path::Path;
 
-use common::{fixtures, indexa_in as indexa, run_in as run};
+use common::{fixtures, Env};
 
 /// A copy of the fixture in a new data directory.
-fn copy_of_fixture() -> tempfile::TempDir {
-    common::copy_of_fixture("format-v2/db-v1.indexa")
+fn copy_of_fixture() -> Env {
+    Env::with_fixture("format-v2/db-v1.indexa")
 }
 
 fn open(dir: &Path) -> rusqlite::Connection {
@@ -59,18 +59,19 @@ fn layout(dir: &Path) -> (i64, Vec<(String, String, bool)>) {
 
 #[test]
 fn a_version_2_file_dumps_to_its_recorded_records() {
-    let dir = copy_of_fixture();
+    let env = copy_of_fixture();
+    let dir = env.data_dir();
     let recorded = std::fs::read_to_string(fixtures().join("format-v2.dump")).unwrap();
     assert_eq!(recorded.lines().count(), 71);
-    let before = layout(dir.path());
+    let before = layout(&dir);
     assert_eq!(before.0, 2);
     assert!(before.1.iter().all(|(_, _, row_id)| !row_id));
-    assert_eq!(indexa(dir.path(), &["dump", "v1"]), recorded);
+    assert_eq!(env.ok(&["dump", "v1"]), recorded);
     // Upgraded: number keys as SQLite numbers; the tables of stores whose keys are all
     // whole numbers are row id tables.
     let table = |name: &str, types: &str, row_id: bool| (name.to_owned(), types.to_owned(), row_id);
     assert_eq!(
-        layout(dir.path()),
+        layout(&dir),
         (
             3,
             vec![
@@ -83,7 +84,7 @@ fn a_version_2_file_dumps_to_its_recorded_records() {
             ]
         )
     );
-    let index_key_types: String = open(dir.path())
+    let index_key_types: String = open(&dir)
         .query_row(
             "SELECT group_concat(t) FROM (SELECT DISTINCT typeof(key) || '/' || typeof(primary_key) AS t FROM index_entry ORDER BY t)",
             [],
@@ -95,7 +96,7 @@ fn a_version_2_file_dumps_to_its_recorded_records() {
         "blob/blob,blob/integer,integer/blob,integer/integer,real/integer,real/real"
     );
     // Opened again (and checked), it still holds the same records.
-    common::assert_checks_clean_and_dumps(dir.path(), "v1", &recorded);
+    common::assert_checks_clean_and_dumps(&env, "v1", &recorded);
 }
 
 /// A version 2 file that the upgrade cannot read to the end (a key stored as text, which no
@@ -103,8 +104,9 @@ fn a_version_2_file_dumps_to_its_recorded_records() {
 /// version 2, every table and row in place.
 #[test]
 fn a_failed_upgrade_leaves_the_version_2_file_whole() {
-    let dir = copy_of_fixture();
-    let conn = open(dir.path());
+    let env = copy_of_fixture();
+    let dir = env.data_dir();
+    let conn = open(&dir);
     conn.execute(
         "INSERT INTO record_6 (key, value) VALUES ('text', X'0101')",
         [],
@@ -136,16 +138,16 @@ fn a_failed_upgrade_leaves_the_version_2_file_whole() {
             ))
             .collect()
     };
-    let before = (layout(dir.path()).0, contents(&conn));
+    let before = (layout(&dir).0, contents(&conn));
     drop(conn);
-    let out = run(dir.path(), &["dump", "v1"]);
-    assert_eq!(out.status.code(), Some(1));
+    let out = env.run(&["dump", "v1"]);
+    assert_eq!(out.code, 1);
     assert_eq!(
-        String::from_utf8_lossy(&out.stderr),
+        out.stderr,
         "indexa: UnknownError: upgrading the database file from format version 2 failed (it was left as it was): the records of object store id 6: a key or value is stored as SQLite Text, not as a blob\n"
     );
-    let conn = open(dir.path());
-    assert_eq!((layout(dir.path()).0, contents(&conn)), before);
+    let conn = open(&dir);
+    assert_eq!((layout(&dir).0, contents(&conn)), before);
     assert_eq!(before.0, 2);
 }
 
@@ -153,7 +155,8 @@ fn a_failed_upgrade_leaves_the_version_2_file_whole() {
 /// open does) and checks the upgraded file: version 2's integers are not read as numbers.
 #[test]
 fn check_upgrades_a_version_2_file_first() {
-    let dir = copy_of_fixture();
-    assert_eq!(indexa(dir.path(), &["check", "v1"]), "");
-    assert_eq!(layout(dir.path()).0, 3);
+    let env = copy_of_fixture();
+    let dir = env.data_dir();
+    assert_eq!(env.ok(&["check", "v1"]), "");
+    assert_eq!(layout(&dir).0, 3);
 }

@@ -5,12 +5,6 @@ mod common;
 
 use common::Env;
 
-fn ok(env: &Env, args: &[&str]) -> String {
-    let run = env.run(args);
-    assert_eq!(run.code, 0, "{args:?}: {run:?}");
-    run.stdout
-}
-
 fn error_of(env: &Env, args: &[&str]) -> String {
     let run = env.run(args);
     assert_eq!(
@@ -37,7 +31,7 @@ fn array_elements_are_split_at_top_level_commas_only() {
     ]);
     assert_eq!(run.code, 0, "{}", run.stderr);
     assert_eq!(
-        ok(&env, &["query", "db", "s", "--values-only"]),
+        env.ok(&["query", "db", "s", "--values-only"]),
         "{\"s\":\"a,]}\\\"[\",\"n\":[1,[2,{\"x\":\"]\"}]]}\n\"é\"\n[]\n{\"$date\":5}\n"
     );
     let empty = env.file("empty.json", " [ ] ");
@@ -49,7 +43,7 @@ fn array_elements_are_split_at_top_level_commas_only() {
         "--auto-increment",
     ]);
     assert_eq!(run.code, 0, "{}", run.stderr);
-    assert_eq!(ok(&env, &["query", "db", "t", "--count"]), "0\n");
+    assert_eq!(env.ok(&["query", "db", "t", "--count"]), "0\n");
 }
 
 #[test]
@@ -93,7 +87,7 @@ fn a_broken_array_imports_nothing() {
             format!("indexa: SyntaxError: {shown}: {message}\n"),
             "{text}"
         );
-        assert_eq!(ok(&env, &["list"]), "", "{text}");
+        assert_eq!(env.ok(&["list"]), "", "{text}");
     }
 }
 
@@ -134,7 +128,7 @@ fn commit_every_decides_about_export_files_before_committing() {
     );
     // Chunks of records 1–4 and 5–6 were committed; the failing chunk was rolled back.
     assert_eq!(
-        ok(&env, &["query", "db", "s", "--keys-only"]),
+        env.ok(&["query", "db", "s", "--keys-only"]),
         "{\"key\":1,\"primaryKey\":1}\n{\"key\":2,\"primaryKey\":2}\n{\"key\":3,\"primaryKey\":3}\n{\"key\":10,\"primaryKey\":10}\n{\"key\":11,\"primaryKey\":11}\n{\"key\":12,\"primaryKey\":12}\n"
     );
     let export = env.file(
@@ -158,7 +152,7 @@ fn commit_every_decides_about_export_files_before_committing() {
         format!("indexa: DataError: every record of {shown} is {{\"key\":…,\"value\":…}}, as `indexa export` writes: import it with --format export (or --format ndjson to store the records as they are)\n")
     );
     // No store t, no version bump.
-    assert_eq!(ok(&env, &["list"]), "db\t1\n");
+    assert_eq!(env.ok(&["list"]), "db\t1\n");
 }
 
 #[test]
@@ -187,7 +181,7 @@ fn commit_every_keeps_the_chunks_before_a_failure() {
         error_of(&env, &args),
         "indexa: DataError: record 6: key path \"id\" yielded no key\n"
     );
-    assert_eq!(ok(&env, &["list"]), "");
+    assert_eq!(env.ok(&["list"]), "");
     // In chunks of 2: records 1-4 are committed, the chunk holding record 6 is not.
     let mut chunked = args.to_vec();
     chunked.extend(["--commit-every", "2"]);
@@ -196,9 +190,7 @@ fn commit_every_keeps_the_chunks_before_a_failure() {
         "indexa: DataError: record 6: key path \"id\" yielded no key\n"
     );
     assert_eq!(
-        ok(&env, &["query", "db", "s", "--keys-only"])
-            .lines()
-            .count(),
+        env.ok(&["query", "db", "s", "--keys-only"]).lines().count(),
         4
     );
     let good = env.file(
@@ -222,7 +214,7 @@ fn commit_every_keeps_the_chunks_before_a_failure() {
         "{}",
         run.stderr
     );
-    assert_eq!(ok(&env, &["query", "db", "s", "--count"]), "9\n");
+    assert_eq!(env.ok(&["query", "db", "s", "--count"]), "9\n");
 }
 
 #[test]
@@ -267,52 +259,43 @@ fn an_export_file_without_format_export_is_a_data_error() {
         error_of(&env, &["import", "db", "s", file.to_str().unwrap(), "--auto-increment"]),
         format!("indexa: DataError: every record of {shown} is {{\"key\":…,\"value\":…}}, as `indexa export` writes: import it with --format export (or --format ndjson to store the records as they are)\n")
     );
-    assert_eq!(ok(&env, &["list"]), "");
+    assert_eq!(env.ok(&["list"]), "");
     // A store that cannot take them as they are: the first failure names the remedy too.
     assert_eq!(
         error_of(&env, &["import", "db", "s", file.to_str().unwrap()]),
         format!("indexa: DataError: record 1: DataError: the object store uses out-of-line keys and has no key generator, and no key was given: every record of {shown} is {{\"key\":…,\"value\":…}}, as `indexa export` writes: import it with --format export (or --format ndjson to store the records as they are)\n")
     );
-    assert_eq!(ok(&env, &["list"]), "");
-    ok(
-        &env,
-        &[
-            "import",
-            "db",
-            "as_is",
-            file.to_str().unwrap(),
-            "--auto-increment",
-            "--format",
-            "ndjson",
-        ],
-    );
+    assert_eq!(env.ok(&["list"]), "");
+    env.ok(&[
+        "import",
+        "db",
+        "as_is",
+        file.to_str().unwrap(),
+        "--auto-increment",
+        "--format",
+        "ndjson",
+    ]);
     assert_eq!(
-        ok(&env, &["get", "db", "as_is", "1"]),
+        env.ok(&["get", "db", "as_is", "1"]),
         "{\"key\":1,\"value\":\"a\"}\n"
     );
-    ok(
-        &env,
-        &[
-            "import",
-            "db",
-            "exported",
-            file.to_str().unwrap(),
-            "--format",
-            "export",
-        ],
-    );
-    assert_eq!(ok(&env, &["get", "db", "exported", "2"]), "\"b\"\n");
+    env.ok(&[
+        "import",
+        "db",
+        "exported",
+        file.to_str().unwrap(),
+        "--format",
+        "export",
+    ]);
+    assert_eq!(env.ok(&["get", "db", "exported", "2"]), "\"b\"\n");
     // One record of another shape and the file is an ordinary one.
     let mixed = env.file("m.ndjson", "{\"key\":1,\"value\":\"a\"}\n{\"k\":2}\n");
-    ok(
-        &env,
-        &[
-            "import",
-            "db",
-            "mixed",
-            mixed.to_str().unwrap(),
-            "--auto-increment",
-        ],
-    );
-    assert_eq!(ok(&env, &["query", "db", "mixed", "--count"]), "2\n");
+    env.ok(&[
+        "import",
+        "db",
+        "mixed",
+        mixed.to_str().unwrap(),
+        "--auto-increment",
+    ]);
+    assert_eq!(env.ok(&["query", "db", "mixed", "--count"]), "2\n");
 }

@@ -39,6 +39,15 @@ pub fn record_table(store_id: i64) -> String {
 #[derive(Debug, Clone, Copy)]
 pub struct SqlKey<'a>(pub &'a [u8]);
 
+/// The key encoding of the number key that layout version 2 stored as the integer `i`: its
+/// 8 encoded bytes with the top bit flipped (`docs/format.md`, "Key columns"), read by the
+/// upgrade.
+pub(crate) fn version_2_number_key(i: i64) -> [u8; 9] {
+    let mut encoded = [NUMBER_TAG; 9];
+    encoded[1..].copy_from_slice(&((i as u64) ^ (1 << 63)).to_be_bytes());
+    encoded
+}
+
 /// A number key as a key column holds it.
 #[derive(Debug, Clone, Copy, PartialEq)]
 enum SqlNumber {

@@ -114,6 +114,16 @@ impl Env {
         }
     }
 
+    /// A SQLite environment whose data directory holds a copy of the committed fixture
+    /// `file` (a path under [`fixtures`], a file of database "v1") as that database's file.
+    pub fn with_fixture(file: &str) -> Env {
+        let env = Env::sqlite();
+        std::fs::create_dir_all(env.data_dir()).expect("data directory");
+        std::fs::copy(fixtures().join(file), env.data_dir().join("db-v1.indexa"))
+            .expect("copy the fixture");
+        env
+    }
+
     /// The SQLite data directory (not created until a command writes).
     ///
     /// # Panics
@@ -177,6 +187,13 @@ impl Env {
     /// Runs `indexa --data-dir DIR ARGS…` with empty input.
     pub fn run(&self, args: &[&str]) -> Run {
         self.run_with_input(args, "")
+    }
+
+    /// As [`Env::run`], asserting exit status 0; returns stdout.
+    pub fn ok(&self, args: &[&str]) -> String {
+        let run = self.run(args);
+        assert_eq!(run.code, 0, "{args:?}: {run:?}");
+        run.stdout
     }
 
     /// Runs a batch script (lines of JSON) against `db`; returns the output lines and the
@@ -282,42 +299,9 @@ pub fn fixtures() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../indexa/tests/fixtures")
 }
 
-/// A copy of the fixture `file` (a path under [`fixtures`], a file of database "v1") in a
-/// new data directory, named as that database's file.
-pub fn copy_of_fixture(file: &str) -> TempDir {
-    let dir = tempfile::tempdir().unwrap();
-    std::fs::copy(fixtures().join(file), dir.path().join("db-v1.indexa")).unwrap();
-    dir
-}
-
-/// Runs the built `indexa` with `--data-dir dir` and `args`.
-pub fn run_in(dir: &Path, args: &[&str]) -> std::process::Output {
-    Command::new(env!("CARGO_BIN_EXE_indexa"))
-        .arg("--data-dir")
-        .arg(dir)
-        .args(args)
-        .output()
-        .expect("run indexa")
-}
-
-/// As [`run_in`], asserting success; returns stdout.
-pub fn indexa_in(dir: &Path, args: &[&str]) -> String {
-    let out = run_in(dir, args);
-    assert!(
-        out.status.success(),
-        "indexa {args:?}: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    String::from_utf8(out.stdout).expect("UTF-8 output")
-}
-
-/// Asserts that `indexa check` finds no problem in database `db` of `dir` and that its dump
-/// is `recorded`.
-pub fn assert_checks_clean_and_dumps(dir: &Path, db: &str, recorded: &str) {
-    assert_eq!(
-        indexa_in(dir, &["check", db]),
-        "",
-        "check reports no problem"
-    );
-    assert_eq!(indexa_in(dir, &["dump", db]), recorded);
+/// Asserts that `indexa check` finds no problem in database `db` and that its dump is
+/// `recorded`.
+pub fn assert_checks_clean_and_dumps(env: &Env, db: &str, recorded: &str) {
+    assert_eq!(env.ok(&["check", db]), "", "check reports no problem");
+    assert_eq!(env.ok(&["dump", db]), recorded);
 }

@@ -27,7 +27,9 @@ use crate::utf16::Utf16String;
 use crate::value_codec::wtf8_to_units;
 use crate::value_codec::VALUE_FORMAT_VERSION;
 
-use crate::sqlite_layout::{record_table, ColumnKey, SqlKey, SQLITE_FORMAT_VERSION};
+use crate::sqlite_layout::{
+    record_table, version_2_number_key, ColumnKey, SqlKey, SQLITE_FORMAT_VERSION,
+};
 
 const SCHEMA: &str = "
 CREATE TABLE IF NOT EXISTS database (
@@ -422,94 +424,92 @@ fn store_ids(conn: &Connection) -> Result<Vec<i64>> {
 
 /// Upgrades a file of format version 1 to the current layout, inside the caller's writing
 /// transaction (so a crash leaves version 1 whole): each object store's records move from
-/// the shared `record` table to a table of their own (a row id table when every key is a
-/// whole number, [`narrow_record_table`]), and the keys of records and index entries are
-/// rewritten as key columns ([`SqlKey`]). Records of stores that no longer exist (rows a
-/// version 1 file could hold only if damaged) are not kept.
+/// the shared `record` table to a table of their own ([`move_records`]), and the keys of
+/// records and index entries are rewritten as key columns ([`SqlKey`]). Records of stores
+/// that no longer exist (rows a version 1 file could hold only if damaged) are not kept.
 fn upgrade_from_version_1(conn: &Connection) -> Result<()> {
     for id in store_ids(conn)? {
-        create_record_table(conn, id, RecordTable::AnyKeys)?;
-        copy_rows(
+        move_records(
             conn,
+            id,
             "SELECT key, value FROM record WHERE object_store_id = ?1",
             [id],
-            &format!(
-                "INSERT INTO {} (key, value) VALUES (?1, ?2)",
-                record_table(id)
-            ),
-            |row| {
-                let value = SqlValue::Blob(blob_column(row, 1)?.to_vec());
-                Ok(vec![SqlKey(blob_column(row, 0)?).to_sql_value(), value])
-            },
-        )
-        .map_err(|e| match e {
-            Error::Unknown(m) => {
-                Error::Unknown(format!("the records of object store id {id}: {m}"))
-            }
-            other => other,
-        })?;
-        narrow_record_table(conn, id)?;
+            version_1_key,
+        )?;
     }
     conn.execute_batch("DROP TABLE record").sql()?;
-    rewrite_index_entries(conn, |row, column| {
-        Ok(SqlKey(blob_column(row, column)?).to_sql_value())
-    })
+    rewrite_index_entries(conn, version_1_key)
 }
 
 /// Upgrades a file of format version 2 to the current layout, inside the caller's writing
 /// transaction (so a crash leaves version 2 whole): the keys of records and index entries,
 /// whose number keys version 2 stored as integers made from their encoding's bits, are
-/// rewritten as key columns ([`SqlKey`]: number keys as SQLite numbers), and each object
-/// store's table becomes a row id table when every key is a whole number
-/// ([`narrow_record_table`]).
+/// rewritten as key columns ([`SqlKey`]: number keys as SQLite numbers), each store's
+/// records into a new table ([`move_records`]).
 fn upgrade_from_version_2(conn: &Connection) -> Result<()> {
     for id in store_ids(conn)? {
         let table = record_table(id);
         conn.execute_batch(&format!("ALTER TABLE {table} RENAME TO {table}_2"))
             .sql()?;
-        create_record_table(conn, id, RecordTable::AnyKeys)?;
-        copy_rows(
-            conn,
-            &format!("SELECT key, value FROM {table}_2"),
-            [],
-            &format!("INSERT INTO {table} (key, value) VALUES (?1, ?2)"),
-            |row| {
-                let value = SqlValue::Blob(blob_column(row, 1)?.to_vec());
-                Ok(vec![version_2_key(row, 0)?, value])
-            },
-        )
-        .map_err(|e| match e {
-            Error::Unknown(m) => {
-                Error::Unknown(format!("the records of object store id {id}: {m}"))
-            }
-            other => other,
-        })?;
+        let select = format!("SELECT key, value FROM {table}_2");
+        move_records(conn, id, &select, [], version_2_key)?;
         conn.execute_batch(&format!("DROP TABLE {table}_2")).sql()?;
-        narrow_record_table(conn, id)?;
     }
     rewrite_index_entries(conn, version_2_key)
 }
 
+/// Reads column `column` of a row of an older layout's table and gives the key column value
+/// it is now.
+type OldKey = fn(&rusqlite::Row<'_>, usize) -> Result<SqlValue>;
+
+/// Fills the record table of store `id`, made `WITHOUT ROWID` and then made a row id table
+/// when every key is a whole number ([`narrow_record_table`]), from the (key, value) rows
+/// `select` reads with `params`, their keys rewritten by `key`.
+fn move_records(
+    conn: &Connection,
+    id: i64,
+    select: &str,
+    params: impl rusqlite::Params,
+    key: OldKey,
+) -> Result<()> {
+    create_record_table(conn, id, RecordTable::AnyKeys)?;
+    copy_rows(
+        conn,
+        select,
+        params,
+        &format!(
+            "INSERT INTO {} (key, value) VALUES (?1, ?2)",
+            record_table(id)
+        ),
+        |row| {
+            let value = SqlValue::Blob(blob_column(row, 1)?.to_vec());
+            Ok(vec![key(row, 0)?, value])
+        },
+    )
+    .map_err(|e| match e {
+        Error::Unknown(m) => Error::Unknown(format!("the records of object store id {id}: {m}")),
+        other => other,
+    })?;
+    narrow_record_table(conn, id)
+}
+
+/// A version 1 key column's value (a `BLOB` of the key encoding) as the current one's.
+fn version_1_key(row: &rusqlite::Row<'_>, column: usize) -> Result<SqlValue> {
+    Ok(SqlKey(blob_column(row, column)?).to_sql_value())
+}
+
 /// A version 2 key column's value (`docs/format.md`, "Upgrading a version 2 file") as the
-/// current key column's: an `INTEGER` was a number key's encoded bits with the top bit
-/// flipped; a `BLOB` is kept.
+/// current one's: an `INTEGER` is a number key ([`version_2_number_key`]); a `BLOB` is kept.
 fn version_2_key(row: &rusqlite::Row<'_>, column: usize) -> Result<SqlValue> {
     match row.get_ref(column).sql()? {
-        ValueRef::Integer(i) => {
-            let mut encoded = [0x10; 9];
-            encoded[1..].copy_from_slice(&((i as u64) ^ (1 << 63)).to_be_bytes());
-            Ok(SqlKey(&encoded).to_sql_value())
-        }
-        _ => Ok(SqlKey(blob_column(row, column)?).to_sql_value()),
+        ValueRef::Integer(i) => Ok(SqlKey(&version_2_number_key(i)).to_sql_value()),
+        _ => version_1_key(row, column),
     }
 }
 
 /// Moves the index entries to a new `index_entry` table (as [`SCHEMA`] defines it), their
 /// keys and primary keys rewritten by `key`.
-fn rewrite_index_entries(
-    conn: &Connection,
-    key: impl Fn(&rusqlite::Row<'_>, usize) -> Result<SqlValue>,
-) -> Result<()> {
+fn rewrite_index_entries(conn: &Connection, key: OldKey) -> Result<()> {
     conn.execute_batch("ALTER TABLE index_entry RENAME TO index_entry_old")
         .sql()?;
     conn.execute_batch(SCHEMA).sql()?;
@@ -1601,12 +1601,10 @@ impl SqliteConnection {
             }
         })
     }
-}
 
-impl SqliteConnection {
     /// Writes a record with [`Kept::PutRecord`] or [`Kept::InsertRecord`]. A key that is not
-    /// a number, refused by a [`RecordTable::NumberKeys`] table (`SQLITE_MISMATCH`), widens
-    /// the table first.
+    /// a whole number, refused by a [`RecordTable::NumberKeys`] table (`SQLITE_MISMATCH`),
+    /// widens the table first.
     fn write_record(&self, which: Kept, store_id: i64, key: &[u8], value: &[u8]) -> Result<()> {
         let run = |stmt: &mut Statement<'_>| Ok(stmt.execute(params![SqlKey(key), value]));
         match self.with_kept(which, run)? {
