@@ -18,7 +18,7 @@ use std::path::Path;
 
 use clap::Args;
 use indexa::sqlite_layout::{
-    is_canonical_column, record_table, SqlKey, StoredKey, SQLITE_FORMAT_VERSION,
+    index_table, is_canonical_column, record_table, SqlKey, StoredKey, SQLITE_FORMAT_VERSION,
 };
 use indexa::{
     decode_key, decode_value, encode_key, encode_value, extract_key_from_value_using_key_path, Key,
@@ -364,18 +364,29 @@ fn check_store<W: Write>(
             });
         }
     }
-    let has_table: bool = conn.query_row(
-        "SELECT count(*) > 0 FROM sqlite_master WHERE type = 'table' AND name = ?1",
-        [record_table(store.id)],
-        |r| r.get(0),
-    )?;
-    if !has_table {
+    if !has_table(conn, &record_table(store.id))? {
         // Its records, key generator and indexes cannot be checked.
         return Ok(report.problem(problem("missingRecordTable", &store.name))?);
     }
-    let mut has_entry = conn.prepare(
-        "SELECT 1 FROM index_entry WHERE index_id = ?1 AND key = ?2 AND primary_key = ?3",
-    )?;
+    // Indexes whose table is missing are reported and left out of the rest of the check.
+    let mut checked = Vec::new();
+    for ix in indexes {
+        if has_table(conn, &index_table(ix.id))? {
+            checked.push(ix);
+        } else {
+            report.problem(
+                problem("missingIndexTable", &store.name).value("index", &Value::String(ix.name)),
+            )?;
+        }
+    }
+    let indexes = checked;
+    let mut has_entry = Vec::new();
+    for ix in &indexes {
+        has_entry.push(conn.prepare(&format!(
+            "SELECT 1 FROM {} WHERE key = ?1 AND primary_key = ?2",
+            index_table(ix.id)
+        ))?);
+    }
     let mut stmt = conn.prepare(&format!(
         "SELECT key, value FROM {} ORDER BY key",
         record_table(store.id)
@@ -439,9 +450,9 @@ fn check_store<W: Write>(
         if encode_value(&value) != value_bytes {
             report.problem(problem("nonCanonicalValue", &store.name).key("key", &key))?;
         }
-        for ix in &indexes {
+        for (ix, has_entry) in indexes.iter().zip(&mut has_entry) {
             for entry in index_entries(&value, &ix.key_path, ix.multi_entry) {
-                let found = has_entry.exists(params![ix.id, SqlKey(&entry), SqlKey(&key_bytes)])?;
+                let found = has_entry.exists(params![SqlKey(&entry), SqlKey(&key_bytes)])?;
                 if !found {
                     report.problem(entry_line(
                         "missingIndexEntry",
@@ -493,14 +504,15 @@ fn check_index<W: Write>(
     ix: &IndexRow,
     report: &mut Report<'_, W>,
 ) -> Result<(), Stop> {
-    let mut stmt = conn.prepare(
-        "SELECT key, primary_key FROM index_entry WHERE index_id = ?1 ORDER BY key, primary_key",
-    )?;
+    let mut stmt = conn.prepare(&format!(
+        "SELECT key, primary_key FROM {} ORDER BY key, primary_key",
+        index_table(ix.id)
+    ))?;
     let mut record = conn.prepare(&format!(
         "SELECT value FROM {} WHERE key = ?1",
         record_table(store.id)
     ))?;
-    let mut rows = stmt.query(params![ix.id])?;
+    let mut rows = stmt.query([])?;
     // The previous entry's key: in a unique index, no two entries have the same key.
     let mut previous: Option<Vec<u8>> = None;
     while let Some(r) = rows.next()? {
@@ -542,21 +554,35 @@ fn check_index<W: Write>(
     Ok(())
 }
 
-/// The distinct values of an integer column that leads a table's primary key, in order: one
-/// B-tree seek per value, so a table of millions of rows with a few ids costs a few seeks.
-fn distinct_ids(conn: &Connection, table: &str, column: &str) -> Result<Vec<i64>, Stop> {
-    let mut next = conn.prepare(&format!(
-        "SELECT {column} FROM {table} WHERE {column} > ?1 ORDER BY {column} LIMIT 1"
-    ))?;
-    let mut ids = Vec::new();
-    let mut after = i64::MIN;
-    while let Some(id) = next
-        .query_row(params![after], |r| r.get::<_, i64>(0))
-        .optional()?
-    {
-        ids.push(id);
-        after = id;
-    }
+/// Whether the file has a table named `name`.
+fn has_table(conn: &Connection, name: &str) -> Result<bool, Stop> {
+    Ok(conn.query_row(
+        "SELECT count(*) > 0 FROM sqlite_master WHERE type = 'table' AND name = ?1",
+        [name],
+        |r| r.get(0),
+    )?)
+}
+
+/// The ids of the tables named as `table_name` names them (`prefix` and an id: no sign, no
+/// leading zero), rising.
+fn table_ids(
+    conn: &Connection,
+    prefix: &str,
+    table_name: fn(i64) -> String,
+) -> Result<Vec<i64>, Stop> {
+    let mut stmt = conn
+        .prepare("SELECT name FROM sqlite_master WHERE type = 'table' AND name GLOB ?1 || '*'")?;
+    let names = stmt
+        .query_map([prefix], |r| r.get::<_, String>(0))?
+        .collect::<Result<Vec<_>, _>>()?;
+    let mut ids: Vec<i64> = names
+        .iter()
+        .filter_map(|name| {
+            let id = name.strip_prefix(prefix)?.parse::<i64>().ok()?;
+            (table_name(id) == *name).then_some(id)
+        })
+        .collect();
+    ids.sort_unstable();
     Ok(ids)
 }
 
@@ -573,24 +599,7 @@ fn check_orphans<W: Write>(conn: &Connection, report: &mut Report<'_, W>) -> Res
     };
     let stores = ids("SELECT id FROM object_store")?;
     let indexes = ids("SELECT id FROM object_store_index")?;
-    let mut record_tables: Vec<i64> = {
-        let mut stmt = conn.prepare(
-            "SELECT name FROM sqlite_master WHERE type = 'table' AND name GLOB 'record_*'",
-        )?;
-        let names = stmt
-            .query_map([], |r| r.get::<_, String>(0))?
-            .collect::<Result<Vec<_>, _>>()?;
-        // Only the names `record_table` makes (no sign, no leading zero).
-        names
-            .iter()
-            .filter_map(|name| {
-                let id = name.strip_prefix("record_")?.parse::<i64>().ok()?;
-                (record_table(id) == *name).then_some(id)
-            })
-            .collect()
-    };
-    record_tables.sort_unstable();
-    for id in record_tables {
+    for id in table_ids(conn, "record_", record_table)? {
         if !stores.contains(&id) {
             let count: i64 = conn.query_row(
                 &format!("SELECT count(*) FROM {}", record_table(id)),
@@ -621,11 +630,11 @@ fn check_orphans<W: Write>(conn: &Connection, report: &mut Report<'_, W>) -> Res
             )?;
         }
     }
-    for id in distinct_ids(conn, "index_entry", "index_id")? {
+    for id in table_ids(conn, "index_", index_table)? {
         if !indexes.contains(&id) {
             let count: i64 = conn.query_row(
-                "SELECT count(*) FROM index_entry WHERE index_id = ?1",
-                params![id],
+                &format!("SELECT count(*) FROM {}", index_table(id)),
+                [],
                 |r| r.get(0),
             )?;
             report.problem(

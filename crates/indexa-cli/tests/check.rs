@@ -3,7 +3,7 @@
 mod common;
 
 use common::{script, Env};
-use indexa::sqlite_layout::{record_table, SqlKey};
+use indexa::sqlite_layout::{index_table, record_table, SqlKey};
 use indexa::{encode_key, Key};
 use rusqlite::types::Value as SqlValue;
 use rusqlite::{params, Connection};
@@ -61,6 +61,11 @@ fn records(conn: &Connection, name: &str) -> String {
     record_table(store_id(conn, name))
 }
 
+/// The table of the entries of the index named `name`.
+fn entries(conn: &Connection, name: &str) -> String {
+    index_table(index_id(conn, name))
+}
+
 /// Rewrites the record table of the store named `name` as a table of any keys, as the engine
 /// does on the first key that is not a whole number (`docs/format.md`, "Record tables"): the
 /// only layout where a key column can hold a damaged value.
@@ -107,8 +112,8 @@ fn a_healthy_database_passes() {
 fn a_missing_index_entry_is_reported() {
     let out = fault(|c| {
         c.execute(
-            "DELETE FROM index_entry WHERE index_id = ?1 AND key = ?2",
-            params![index_id(c, "tags"), k("y")],
+            &format!("DELETE FROM {} WHERE key = ?1", entries(c, "tags")),
+            params![k("y")],
         )
         .unwrap();
     });
@@ -119,8 +124,8 @@ fn a_missing_index_entry_is_reported() {
 fn an_extra_index_entry_is_reported() {
     let out = fault(|c| {
         c.execute(
-            "INSERT INTO index_entry (index_id, key, primary_key) VALUES (?1, ?2, ?3)",
-            params![index_id(c, "name"), k("Zed"), k(2)],
+            &format!("INSERT INTO {} VALUES (?1, ?2)", entries(c, "name")),
+            params![k("Zed"), k(2)],
         )
         .unwrap();
     });
@@ -131,8 +136,8 @@ fn an_extra_index_entry_is_reported() {
 fn a_dangling_index_entry_is_reported() {
     let out = fault(|c| {
         c.execute(
-            "INSERT INTO index_entry (index_id, key, primary_key) VALUES (?1, ?2, ?3)",
-            params![index_id(c, "name"), k("Eve"), k(9)],
+            &format!("INSERT INTO {} VALUES (?1, ?2)", entries(c, "name")),
+            params![k("Eve"), k(9)],
         )
         .unwrap();
     });
@@ -401,8 +406,11 @@ fn a_unique_index_holding_duplicate_keys_is_reported() {
         )
         .unwrap();
         c.execute(
-            "UPDATE index_entry SET key = ?1 WHERE index_id = ?2 AND primary_key = ?3",
-            params![k("Ada"), index_id(c, "name"), k(2)],
+            &format!(
+                "UPDATE {} SET key = ?1 WHERE primary_key = ?2",
+                entries(c, "name")
+            ),
+            params![k("Ada"), k(2)],
         )
         .unwrap();
         c.execute(
@@ -412,6 +420,24 @@ fn a_unique_index_holding_duplicate_keys_is_reported() {
         .unwrap();
     });
     assert_eq!(out, "{\"problem\":\"duplicateUniqueKey\",\"store\":\"people\",\"index\":\"name\",\"key\":\"Ada\",\"primaryKey\":2}\n");
+}
+
+#[test]
+fn a_missing_index_table_is_reported_and_the_other_indexes_checked() {
+    let out = fault(|c| {
+        c.execute_batch(&format!("DROP TABLE {}", entries(c, "name")))
+            .unwrap();
+        c.execute(
+            &format!("DELETE FROM {} WHERE key = ?1", entries(c, "tags")),
+            params![k("y")],
+        )
+        .unwrap();
+    });
+    assert_eq!(
+        out,
+        "{\"problem\":\"missingIndexTable\",\"store\":\"people\",\"index\":\"name\"}\n\
+         {\"problem\":\"missingIndexEntry\",\"store\":\"people\",\"index\":\"tags\",\"key\":\"y\",\"primaryKey\":1}\n"
+    );
 }
 
 #[test]
@@ -439,8 +465,13 @@ fn records_whose_store_does_not_exist_are_reported() {
 #[test]
 fn index_entries_whose_index_does_not_exist_are_reported() {
     let out = fault(|c| {
+        c.execute_batch(&format!(
+            "CREATE TABLE {} (key BLOB NOT NULL, primary_key BLOB NOT NULL, PRIMARY KEY (key, primary_key)) WITHOUT ROWID",
+            index_table(77)
+        ))
+        .unwrap();
         c.execute(
-            "INSERT INTO index_entry (index_id, key, primary_key) VALUES (77, ?1, ?2)",
+            &format!("INSERT INTO {} VALUES (?1, ?2)", index_table(77)),
             params![k("a"), k(1)],
         )
         .unwrap();
@@ -498,7 +529,12 @@ fn lone_surrogate_names_are_checked_and_reported_exactly() {
         )
     );
     let conn = Connection::open(env.data_dir().join("db-odd.indexa")).unwrap();
-    conn.execute("DELETE FROM index_entry", []).unwrap();
+    // The one index, whose name (a lone surrogate) is stored as WTF-8 bytes.
+    let id: i64 = conn
+        .query_row("SELECT id FROM object_store_index", [], |r| r.get(0))
+        .unwrap();
+    conn.execute(&format!("DELETE FROM {}", index_table(id)), [])
+        .unwrap();
     drop(conn);
     let run = env.run(&["check", "odd"]);
     assert_eq!(
@@ -545,13 +581,19 @@ fn a_whole_number_key_stored_as_a_real_is_reported() {
 fn index_entries_whose_keys_are_not_stored_canonically_are_reported() {
     let out = fault(|c| {
         c.execute(
-            "UPDATE index_entry SET primary_key = X'10BFF0000000000000' WHERE index_id = ?1 AND primary_key = ?2",
-            params![index_id(c, "name"), k(1)],
+            &format!(
+                "UPDATE {} SET primary_key = X'10BFF0000000000000' WHERE primary_key = ?1",
+                entries(c, "name")
+            ),
+            params![k(1)],
         )
         .unwrap();
         c.execute(
-            "UPDATE index_entry SET key = 'text' WHERE index_id = ?1 AND primary_key = ?2",
-            params![index_id(c, "name"), k(2)],
+            &format!(
+                "UPDATE {} SET key = 'text' WHERE primary_key = ?1",
+                entries(c, "name")
+            ),
+            params![k(2)],
         )
         .unwrap();
     });

@@ -38,14 +38,19 @@ fn a_version_1_file_dumps_to_its_recorded_records() {
     assert_eq!(recorded.lines().count(), 62);
     assert_eq!(layout(&dir).0, 1);
     assert_eq!(env.ok(&["dump", "v1"]), recorded);
-    // Upgraded: a record table per object store, keys as key columns.
+    // Upgraded: a record table per object store and an entry table per index, keys as key
+    // columns.
     assert_eq!(
         layout(&dir),
         (
-            3,
+            4,
             [
                 "database",
-                "index_entry",
+                "index_1",
+                "index_2",
+                "index_3",
+                "index_4",
+                "index_5",
                 "object_store",
                 "object_store_index",
                 "record_1",
@@ -118,7 +123,7 @@ fn check_upgrades_a_version_1_file_first() {
     let env = copy_of_fixture();
     let dir = env.data_dir();
     assert_eq!(env.ok(&["check", "v1"]), "");
-    assert_eq!(layout(&dir).0, 3);
+    assert_eq!(layout(&dir).0, 4);
 }
 
 /// A version 1 file under another database's name is refused for its name, as a file of the

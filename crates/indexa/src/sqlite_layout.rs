@@ -15,11 +15,13 @@ use rusqlite::types::{FromSql, FromSqlError, FromSqlResult, ToSql, ToSqlOutput, 
 
 use crate::key_encoding::{from_sortable_bits, sortable_bits};
 
-/// Version of the SQLite table layout: 3 since number keys are stored as SQLite numbers and
-/// an object store's records start in a row id table (2: number keys as integers made from
-/// their encoding, every record table `WITHOUT ROWID`; 1: every record in one `record` table,
-/// keys as blobs). Files of versions 1 and 2 are upgraded when they are opened.
-pub const SQLITE_FORMAT_VERSION: i64 = 3;
+/// Version of the SQLite table layout: 4 since each index's entries have a table of their own
+/// (3: every index's entries in one `index_entry` table, keyed by index id first; number keys
+/// stored as SQLite numbers and an object store's records starting in a row id table since 3;
+/// 2: number keys as integers made from their encoding, every record table `WITHOUT ROWID`; 1:
+/// every record in one `record` table, keys as blobs). Files of versions 1 to 3 are upgraded
+/// when they are opened.
+pub const SQLITE_FORMAT_VERSION: i64 = 4;
 
 /// The key encoding's tag of a number key (`docs/format.md`).
 const NUMBER_TAG: u8 = 0x10;
@@ -31,6 +33,13 @@ const INTEGER_END: f64 = 9_223_372_036_854_775_808.0;
 /// `record_<id>`, with columns `key` (a key column) and `value` (the value codec).
 pub fn record_table(store_id: i64) -> String {
     format!("record_{store_id}")
+}
+
+/// The name of the table holding the entries of the index with id `index_id`: `index_<id>`,
+/// with columns `key` (the index key) and `primary_key` (its record's key), both key columns,
+/// clustered on (`key`, `primary_key`).
+pub fn index_table(index_id: i64) -> String {
+    format!("index_{index_id}")
 }
 
 /// An encoded key ([`crate::encode_key`]) bound as a key column's value: a number key as an

@@ -290,15 +290,15 @@ fn future_format_versions_are_refused_and_left_untouched() {
     for (column, message) in [
         (
             "format_version",
-            "database file has format version 4 (keys 1, values 1); this build reads 3 (keys 1, values 1)",
+            "database file has format version 5 (keys 1, values 1); this build reads 4 (keys 1, values 1)",
         ),
         (
             "key_encoding_version",
-            "database file has format version 3 (keys 2, values 1); this build reads 3 (keys 1, values 1)",
+            "database file has format version 4 (keys 2, values 1); this build reads 4 (keys 1, values 1)",
         ),
         (
             "value_format_version",
-            "database file has format version 3 (keys 1, values 2); this build reads 3 (keys 1, values 1)",
+            "database file has format version 4 (keys 1, values 2); this build reads 4 (keys 1, values 1)",
         ),
     ] {
         let dir = tempfile::tempdir().unwrap();

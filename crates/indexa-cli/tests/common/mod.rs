@@ -305,3 +305,28 @@ pub fn assert_checks_clean_and_dumps(env: &Env, db: &str, recorded: &str) {
     assert_eq!(env.ok(&["check", db]), "", "check reports no problem");
     assert_eq!(env.ok(&["dump", db]), recorded);
 }
+
+/// The SQLite types of the index entries' keys and primary keys in an upgraded fixture file, as
+/// distinct `key type/primary key type` pairs over every index's table, sorted and joined by
+/// commas.
+pub fn index_key_types(conn: &rusqlite::Connection) -> String {
+    let tables: Vec<String> = conn
+        .prepare("SELECT id FROM object_store_index ORDER BY id")
+        .unwrap()
+        .query_map([], |r| r.get(0))
+        .unwrap()
+        .map(|id| {
+            let table = indexa::sqlite_layout::index_table(id.unwrap());
+            format!("SELECT typeof(key) || '/' || typeof(primary_key) AS t FROM {table}")
+        })
+        .collect();
+    conn.query_row(
+        &format!(
+            "SELECT group_concat(t) FROM (SELECT DISTINCT t FROM ({}) ORDER BY t)",
+            tables.join(" UNION ALL ")
+        ),
+        [],
+        |r| r.get(0),
+    )
+    .unwrap()
+}

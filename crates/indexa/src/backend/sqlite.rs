@@ -11,13 +11,13 @@ use std::borrow::Cow;
 use std::cell::{Cell, RefCell};
 use std::ops::Bound;
 use std::path::Path;
-use std::sync::OnceLock;
 
 use rusqlite::types::{FromSqlResult, Value as SqlValue, ValueRef};
 use rusqlite::{
     config::DbConfig, params, CachedStatement, Connection, ErrorCode, OpenFlags, OptionalExtension,
     Statement,
 };
+use smallvec::SmallVec;
 
 use crate::backend::{DatabaseRow, IndexRow, IndexStep, Rows, StorageConnection, StoreRow};
 use crate::error::{Error, Result};
@@ -28,7 +28,7 @@ use crate::value_codec::wtf8_to_units;
 use crate::value_codec::VALUE_FORMAT_VERSION;
 
 use crate::sqlite_layout::{
-    record_table, version_2_number_key, ColumnKey, SqlKey, SQLITE_FORMAT_VERSION,
+    index_table, record_table, version_2_number_key, ColumnKey, SqlKey, SQLITE_FORMAT_VERSION,
 };
 
 const SCHEMA: &str = "
@@ -58,12 +58,6 @@ CREATE TABLE IF NOT EXISTS object_store_index (
     multi_entry INTEGER NOT NULL,
     UNIQUE (object_store_id, name)
 );
-CREATE TABLE IF NOT EXISTS index_entry (
-    index_id INTEGER NOT NULL,
-    key BLOB NOT NULL,
-    primary_key BLOB NOT NULL,
-    PRIMARY KEY (index_id, key, primary_key)
-) WITHOUT ROWID;
 ";
 
 /// How an object store's record table is laid out (`docs/format.md`, "Record tables").
@@ -93,6 +87,15 @@ fn record_table_ddl(name: &str, layout: RecordTable) -> String {
             "CREATE TABLE {name} (key BLOB NOT NULL PRIMARY KEY, value BLOB NOT NULL) WITHOUT ROWID"
         ),
     }
+}
+
+/// Creates the table of an index's entries ([`index_table`]).
+fn create_index_table(conn: &Connection, index_id: i64) -> Result<()> {
+    conn.execute_batch(&format!(
+        "CREATE TABLE {} (key BLOB NOT NULL, primary_key BLOB NOT NULL, PRIMARY KEY (key, primary_key)) WITHOUT ROWID",
+        index_table(index_id)
+    ))
+    .sql()
 }
 
 /// Rewrites a [`RecordTable::NumberKeys`] table as a [`RecordTable::AnyKeys`] one with the
@@ -289,7 +292,7 @@ fn name_from_sql(value: SqlValue) -> Result<Utf16String> {
 }
 
 /// Creates the tables of a new file, or checks an existing file's format versions, upgrading
-/// a file of format version 1 to the current one.
+/// a file of an older format version (1 to 3) to the current one.
 ///
 /// # Errors
 /// [`Error::Unknown`] for a file that is not an Indexa database, one of another format
@@ -297,7 +300,7 @@ fn name_from_sql(value: SqlValue) -> Result<Utf16String> {
 ///
 /// An existing file of the current format is only read (a deferred transaction), so opening
 /// never waits for another process's writer; only a new file (to create the tables) and a
-/// file of version 1 (to upgrade it) take the write lock.
+/// file of an older version (to upgrade it) take the write lock.
 pub(crate) fn initialize(conn: &Connection, name: &Utf16String) -> Result<DatabaseRow> {
     conn.execute_batch("BEGIN").sql()?;
     let existing = read_database_row(conn);
@@ -312,7 +315,8 @@ pub(crate) fn initialize(conn: &Connection, name: &Utf16String) -> Result<Databa
 }
 
 /// Checks the database row of a file. With `write` (under the write lock) it first creates
-/// the missing tables and the row of a new file, and upgrades a file of format version 1;
+/// the missing tables and the row of a new file, and upgrades a file of an older format
+/// version;
 /// without, such a file answers `None` (it needs the write lock).
 fn create_or_check(
     conn: &Connection,
@@ -360,7 +364,7 @@ fn create_or_check(
             }
             Some((stored_name, version, mut format, key_format, value_format)) => {
                 let stored_name = name_from_sql(stored_name)?;
-                if (format == 1 || format == 2)
+                if (1..SQLITE_FORMAT_VERSION).contains(&format)
                     && key_format == i64::from(KEY_ENCODING_VERSION)
                     && value_format == i64::from(VALUE_FORMAT_VERSION)
                     && stored_name == *name
@@ -368,10 +372,10 @@ fn create_or_check(
                     if !write {
                         return Ok(None);
                     }
-                    let upgrade = if format == 1 {
-                        upgrade_from_version_1
-                    } else {
-                        upgrade_from_version_2
+                    let upgrade = match format {
+                        1 => upgrade_from_version_1,
+                        2 => upgrade_from_version_2,
+                        _ => upgrade_from_version_3,
                     };
                     upgrade(conn).map_err(|e| match e {
                         Error::Unknown(m) => Error::Unknown(format!(
@@ -438,7 +442,7 @@ fn upgrade_from_version_1(conn: &Connection) -> Result<()> {
         )?;
     }
     conn.execute_batch("DROP TABLE record").sql()?;
-    rewrite_index_entries(conn, version_1_key)
+    move_index_entries(conn, Some(version_1_key))
 }
 
 /// Upgrades a file of format version 2 to the current layout, inside the caller's writing
@@ -455,7 +459,14 @@ fn upgrade_from_version_2(conn: &Connection) -> Result<()> {
         move_records(conn, id, &select, [], version_2_key)?;
         conn.execute_batch(&format!("DROP TABLE {table}_2")).sql()?;
     }
-    rewrite_index_entries(conn, version_2_key)
+    move_index_entries(conn, Some(version_2_key))
+}
+
+/// Upgrades a file of format version 3 to the current layout, inside the caller's writing
+/// transaction (so a crash leaves version 3 whole): each index's entries move from the shared
+/// `index_entry` table to a table of their own ([`move_index_entries`]), as they are.
+fn upgrade_from_version_3(conn: &Connection) -> Result<()> {
+    move_index_entries(conn, None)
 }
 
 /// Reads column `column` of a row of an older layout's table and gives the key column value
@@ -507,26 +518,40 @@ fn version_2_key(row: &rusqlite::Row<'_>, column: usize) -> Result<SqlValue> {
     }
 }
 
-/// Moves the index entries to a new `index_entry` table (as [`SCHEMA`] defines it), their
-/// keys and primary keys rewritten by `key`.
-fn rewrite_index_entries(conn: &Connection, key: OldKey) -> Result<()> {
-    conn.execute_batch("ALTER TABLE index_entry RENAME TO index_entry_old")
+/// Moves the entries of each index from the shared `index_entry` table of versions 1 to 3 to
+/// the index's own table ([`index_table`]), their keys and primary keys rewritten by `key`
+/// (kept as they are with `None`), drops `index_entry` and records the current format version.
+/// Entries of indexes that no longer exist (rows only a damaged file holds) are not kept.
+fn move_index_entries(conn: &Connection, key: Option<OldKey>) -> Result<()> {
+    let index_ids: Vec<i64> = conn
+        .prepare("SELECT id FROM object_store_index ORDER BY id")
+        .sql()?
+        .query_map([], |r| r.get(0))
+        .sql()?
+        .collect::<rusqlite::Result<_>>()
         .sql()?;
-    conn.execute_batch(SCHEMA).sql()?;
-    copy_rows(
-        conn,
-        "SELECT index_id, key, primary_key FROM index_entry_old",
-        [],
-        "INSERT INTO index_entry (index_id, key, primary_key) VALUES (?1, ?2, ?3)",
-        |row| {
-            Ok(vec![
-                SqlValue::Integer(row.get(0).sql()?),
-                key(row, 1)?,
-                key(row, 2)?,
-            ])
-        },
-    )?;
-    conn.execute_batch("DROP TABLE index_entry_old").sql()?;
+    for id in index_ids {
+        create_index_table(conn, id)?;
+        let table = index_table(id);
+        let select = "SELECT key, primary_key FROM index_entry WHERE index_id = ?1";
+        match key {
+            Some(key) => copy_rows(
+                conn,
+                select,
+                [id],
+                &format!("INSERT INTO {table} (key, primary_key) VALUES (?1, ?2)"),
+                |row| Ok(vec![key(row, 0)?, key(row, 1)?]),
+            )?,
+            None => {
+                conn.execute(
+                    &format!("INSERT INTO {table} (key, primary_key) {select}"),
+                    [id],
+                )
+                .sql()?;
+            }
+        }
+    }
+    conn.execute_batch("DROP TABLE index_entry").sql()?;
     conn.execute(
         "UPDATE database SET format_version = ?1",
         [SQLITE_FORMAT_VERSION],
@@ -723,11 +748,17 @@ pub(crate) fn insert_store(
 }
 
 pub(crate) fn delete_store(conn: &Connection, store_id: i64) -> Result<()> {
-    conn.execute(
-        "DELETE FROM index_entry WHERE index_id IN (SELECT id FROM object_store_index WHERE object_store_id = ?1)",
-        [store_id],
-    )
-    .sql()?;
+    let index_ids: Vec<i64> = conn
+        .prepare("SELECT id FROM object_store_index WHERE object_store_id = ?1")
+        .sql()?
+        .query_map([store_id], |r| r.get(0))
+        .sql()?
+        .collect::<rusqlite::Result<_>>()
+        .sql()?;
+    for id in index_ids {
+        conn.execute_batch(&format!("DROP TABLE {}", index_table(id)))
+            .sql()?;
+    }
     conn.execute(
         "DELETE FROM object_store_index WHERE object_store_id = ?1",
         [store_id],
@@ -769,11 +800,13 @@ pub(crate) fn insert_index(
         ],
     )
     .sql()?;
-    Ok(conn.last_insert_rowid())
+    let id = conn.last_insert_rowid();
+    create_index_table(conn, id)?;
+    Ok(id)
 }
 
 pub(crate) fn delete_index(conn: &Connection, index_id: i64) -> Result<()> {
-    conn.execute("DELETE FROM index_entry WHERE index_id = ?1", [index_id])
+    conn.execute_batch(&format!("DROP TABLE {}", index_table(index_id)))
         .sql()?;
     conn.execute("DELETE FROM object_store_index WHERE id = ?1", [index_id])
         .sql()?;
@@ -827,9 +860,9 @@ pub(crate) fn clear_records(conn: &Connection, store_id: i64, index_ids: &[i64])
         .execute([])
         .sql()?;
     for id in index_ids {
-        conn.prepare_cached("DELETE FROM index_entry WHERE index_id = ?1")
+        conn.prepare_cached(&format!("DELETE FROM {}", index_table(*id)))
             .sql()?
-            .execute([id])
+            .execute([])
             .sql()?;
     }
     Ok(())
@@ -1121,43 +1154,32 @@ fn step_store_sql(
 
 // ---- index entries ----
 
-/// True when the index has an entry with `key` whose primary key is not `primary_key`.
-/// The most index entries one `INSERT` statement writes (see [`insert_index_entries`]).
+/// The most entries of one index one `INSERT` statement writes (see [`insert_index_entries`]).
 const INDEX_ENTRIES_PER_INSERT: usize = 8;
 
-/// `INSERT OR IGNORE` statements writing 1 to [`INDEX_ENTRIES_PER_INSERT`] index entries of
-/// one record (`?1` is the primary key; each entry adds an index id and a key).
-fn insert_index_entries_sql(rows: usize) -> &'static str {
-    static SQL: OnceLock<Vec<String>> = OnceLock::new();
-    let all = SQL.get_or_init(|| {
-        (1..=INDEX_ENTRIES_PER_INSERT)
-            .map(|n| {
-                let values: Vec<String> = (0..n)
-                    .map(|i| format!("(?{}, ?{}, ?1)", 2 * i + 2, 2 * i + 3))
-                    .collect();
-                format!(
-                    "INSERT OR IGNORE INTO index_entry (index_id, key, primary_key) VALUES {}",
-                    values.join(", ")
-                )
-            })
-            .collect()
-    });
-    &all[rows - 1]
+/// The `INSERT OR IGNORE` statement writing `rows` (1 to [`INDEX_ENTRIES_PER_INSERT`]) entries
+/// of one record to the table of index `index_id` (`?1` is the primary key; each entry adds a
+/// key).
+fn insert_index_entries_sql(index_id: i64, rows: usize) -> String {
+    let values: Vec<String> = (0..rows).map(|i| format!("(?{}, ?1)", i + 2)).collect();
+    format!(
+        "INSERT OR IGNORE INTO {} (key, primary_key) VALUES {}",
+        index_table(index_id),
+        values.join(", ")
+    )
 }
 
-/// Writes index entries `(index id, encoded index key)` of the record with the encoded primary
-/// key `primary_key`, all in one statement ([`Kept::IndexEntries`] of `entries.len()`, at most
-/// [`INDEX_ENTRIES_PER_INSERT`]): one statement per record and index costs more than the
-/// B-tree insert it makes.
+/// Writes entries (encoded index keys) of one index for the record with the encoded primary
+/// key `primary_key`, all in one statement ([`Kept::IndexEntries`] of `keys.len()`, at most
+/// [`INDEX_ENTRIES_PER_INSERT`]): a multiEntry index's keys are written together.
 fn insert_index_entries(
     stmt: &mut Statement<'_>,
     primary_key: &[u8],
-    entries: &[(i64, &[u8])],
+    keys: &[&[u8]],
 ) -> Result<()> {
     stmt.raw_bind_parameter(1, SqlKey(primary_key)).sql()?;
-    for (i, (index_id, key)) in entries.iter().enumerate() {
-        stmt.raw_bind_parameter(2 * i + 2, index_id).sql()?;
-        stmt.raw_bind_parameter(2 * i + 3, SqlKey(key)).sql()?;
+    for (i, key) in keys.iter().enumerate() {
+        stmt.raw_bind_parameter(i + 2, SqlKey(key)).sql()?;
     }
     stmt.raw_execute().sql()?;
     Ok(())
@@ -1177,13 +1199,18 @@ pub(crate) fn select_index_entries(
     limit: u32,
     with_values: bool,
 ) -> Result<Rows> {
-    let mut params = vec![SqlValue::Integer(index_id)];
-    let mut inner = String::from(if unique {
-        "SELECT key, MIN(primary_key) AS primary_key FROM index_entry WHERE index_id = ?"
-    } else {
-        "SELECT key, primary_key FROM index_entry WHERE index_id = ?"
-    });
-    range_conditions("key", range, &mut inner, &mut params);
+    let table = index_table(index_id);
+    let mut params = Vec::new();
+    let mut conditions = String::new();
+    range_conditions("key", range, &mut conditions, &mut params);
+    let mut inner = with_conditions(
+        &if unique {
+            format!("SELECT key, MIN(primary_key) AS primary_key FROM {table}")
+        } else {
+            format!("SELECT key, primary_key FROM {table}")
+        },
+        &conditions,
+    );
     if unique {
         inner.push_str(" GROUP BY key");
     }
@@ -1262,9 +1289,11 @@ pub(crate) fn count_index_entries(
     index_id: i64,
     range: &EncodedRange,
 ) -> Result<u64> {
-    let mut sql = String::from("SELECT COUNT(*) FROM index_entry WHERE index_id = ?");
-    let mut params = vec![SqlValue::Integer(index_id)];
-    range_conditions("key", range, &mut sql, &mut params);
+    let mut conditions = String::new();
+    let mut params = Vec::new();
+    range_conditions("key", range, &mut conditions, &mut params);
+    let head = format!("SELECT COUNT(*) FROM {}", index_table(index_id));
+    let sql = with_conditions(&head, &conditions);
     let n: i64 = conn
         .prepare_cached(&sql)
         .sql()?
@@ -1309,17 +1338,20 @@ fn step_index_sql(
     with_value: bool,
     limit: u32,
 ) -> (String, Vec<SqlValue>) {
-    let mut sql = String::from("SELECT e.key, e.primary_key");
-    let mut params = Vec::new();
-    if with_value {
-        sql.push_str(&format!(
-            ", r.value FROM index_entry e JOIN {} r ON r.key = e.primary_key WHERE e.index_id = ?",
+    let head = if with_value {
+        format!(
+            "SELECT e.key, e.primary_key, r.value FROM {} e JOIN {} r ON r.key = e.primary_key",
+            index_table(index_id),
             record_table(store_id)
-        ));
+        )
     } else {
-        sql.push_str(" FROM index_entry e WHERE e.index_id = ?");
-    }
-    params.push(SqlValue::Integer(index_id));
+        format!(
+            "SELECT e.key, e.primary_key FROM {} e",
+            index_table(index_id)
+        )
+    };
+    let mut conditions = String::new();
+    let mut params = Vec::new();
     let mut start = Start::of_range(range, descending);
     if let Some((k, pk)) = step.after {
         start.tighten(k, Position::At(pk, 1), descending);
@@ -1337,10 +1369,11 @@ fn step_index_sql(
         "e.key",
         Some("e.primary_key"),
         descending,
-        &mut sql,
+        &mut conditions,
         &mut params,
     );
-    push_far_bound("e.key", range, descending, &mut sql, &mut params);
+    push_far_bound("e.key", range, descending, &mut conditions, &mut params);
+    let mut sql = with_conditions(&head, &conditions);
     sql.push_str(if descending {
         " ORDER BY e.key DESC, e.primary_key DESC LIMIT ?"
     } else {
@@ -1359,12 +1392,13 @@ pub(crate) fn first_entry_with_key(
     key: &[u8],
     with_value: bool,
 ) -> Result<Rows> {
-    let sql: Cow<'static, str> = if with_value {
-        format!("SELECT e.key, e.primary_key, r.value FROM index_entry e JOIN {} r ON r.key = e.primary_key WHERE e.index_id = ?1 AND e.key = ?2 ORDER BY e.primary_key LIMIT 1", record_table(store_id)).into()
+    let table = index_table(index_id);
+    let sql = if with_value {
+        format!("SELECT e.key, e.primary_key, r.value FROM {table} e JOIN {} r ON r.key = e.primary_key WHERE e.key = ?1 ORDER BY e.primary_key LIMIT 1", record_table(store_id))
     } else {
-        "SELECT e.key, e.primary_key FROM index_entry e WHERE e.index_id = ?1 AND e.key = ?2 ORDER BY e.primary_key LIMIT 1".into()
+        format!("SELECT e.key, e.primary_key FROM {table} e WHERE e.key = ?1 ORDER BY e.primary_key LIMIT 1")
     };
-    let params = params![index_id, SqlKey(key)];
+    let params = params![SqlKey(key)];
     query_rows(conn, &sql, params, Rows::new(true, with_value))
 }
 
@@ -1445,15 +1479,20 @@ enum Kept {
     RecordExists(i64),
     PutRecord(i64),
     InsertRecord(i64),
-    IndexKeyTaken,
-    DeleteIndexEntry,
-    /// `INSERT OR IGNORE` of 1 to [`INDEX_ENTRIES_PER_INSERT`] index entries of one record
-    /// (`?1` is the primary key; each entry adds an index id and a key).
-    IndexEntries(usize),
+    IndexKeyTaken(i64),
+    DeleteIndexEntry(i64),
+    /// `INSERT OR IGNORE` of 1 to [`INDEX_ENTRIES_PER_INSERT`] entries of one record into an
+    /// index's table ([`insert_index_entries_sql`]).
+    IndexEntries(i64, usize),
 }
 
-/// How many statements a connection keeps: one per [`Kept`].
-const KEPT: usize = 14 + INDEX_ENTRIES_PER_INSERT;
+/// How many slots of each index statement a connection keeps: the statements of indexes whose
+/// ids differ by less than this (the indexes of one object store, as a rule) are kept side by
+/// side.
+const INDEX_SLOTS: usize = 8;
+
+/// How many statements a connection keeps (see [`Kept::slot`]).
+const KEPT: usize = 12 + 3 * INDEX_SLOTS + INDEX_ENTRIES_PER_INSERT - 1;
 
 impl Kept {
     fn slot(self) -> usize {
@@ -1470,15 +1509,20 @@ impl Kept {
             Kept::RecordExists(_) => 9,
             Kept::PutRecord(_) => 10,
             Kept::InsertRecord(_) => 11,
-            Kept::IndexKeyTaken => 12,
-            Kept::DeleteIndexEntry => 13,
-            Kept::IndexEntries(rows) => 13 + rows,
+            Kept::IndexKeyTaken(index) => 12 + index_slot(index),
+            Kept::DeleteIndexEntry(index) => 12 + INDEX_SLOTS + index_slot(index),
+            Kept::IndexEntries(index, 1) => 12 + 2 * INDEX_SLOTS + index_slot(index),
+            // Several entries of one index (a multiEntry index's): one slot per row count.
+            Kept::IndexEntries(_, rows) => 12 + 3 * INDEX_SLOTS + rows - 2,
         }
     }
 
     fn sql(self) -> Cow<'static, str> {
         let on_records = |store: i64, sql: &str| -> Cow<'static, str> {
             sql.replace("{table}", &record_table(store)).into()
+        };
+        let on_entries = |index: i64, sql: &str| -> Cow<'static, str> {
+            sql.replace("{table}", &index_table(index)).into()
         };
         match self {
             Kept::Begin => "BEGIN".into(),
@@ -1504,16 +1548,22 @@ impl Kept {
             Kept::InsertRecord(store) => {
                 on_records(store, "INSERT INTO {table} (key, value) VALUES (?1, ?2)")
             }
-            Kept::IndexKeyTaken => "SELECT 1 FROM index_entry \
-                 WHERE index_id = ?1 AND key = ?2 AND primary_key <> ?3 LIMIT 1"
-                .into(),
-            Kept::DeleteIndexEntry => {
-                "DELETE FROM index_entry WHERE index_id = ?1 AND key = ?2 AND primary_key = ?3"
-                    .into()
-            }
-            Kept::IndexEntries(rows) => insert_index_entries_sql(rows).into(),
+            Kept::IndexKeyTaken(index) => on_entries(
+                index,
+                "SELECT 1 FROM {table} WHERE key = ?1 AND primary_key <> ?2 LIMIT 1",
+            ),
+            Kept::DeleteIndexEntry(index) => on_entries(
+                index,
+                "DELETE FROM {table} WHERE key = ?1 AND primary_key = ?2",
+            ),
+            Kept::IndexEntries(index, rows) => insert_index_entries_sql(index, rows).into(),
         }
     }
+}
+
+/// The slot of an index's statement among the [`INDEX_SLOTS`] of its kind.
+fn index_slot(index_id: i64) -> usize {
+    index_id.rem_euclid(INDEX_SLOTS as i64) as usize
 }
 
 /// A connection's kept statements, by [`Kept::slot`], each taken from rusqlite's statement
@@ -1844,23 +1894,30 @@ impl StorageConnection for SqliteConnection {
     }
 
     fn index_key_taken(&self, index_id: i64, key: &[u8], primary_key: &[u8]) -> Result<bool> {
-        self.with_kept(Kept::IndexKeyTaken, |stmt| {
-            exists(stmt, params![index_id, SqlKey(key), SqlKey(primary_key)])
+        self.with_kept(Kept::IndexKeyTaken(index_id), |stmt| {
+            exists(stmt, params![SqlKey(key), SqlKey(primary_key)])
         })
     }
 
+    /// One statement per index (entries of one index come together), of at most
+    /// [`INDEX_ENTRIES_PER_INSERT`] entries.
     fn insert_index_entries(&self, primary_key: &[u8], entries: &[(i64, &[u8])]) -> Result<()> {
-        for chunk in entries.chunks(INDEX_ENTRIES_PER_INSERT) {
-            self.with_kept(Kept::IndexEntries(chunk.len()), |stmt| {
-                insert_index_entries(stmt, primary_key, chunk)
-            })?;
+        for same_index in entries.chunk_by(|a, b| a.0 == b.0) {
+            let index_id = same_index[0].0;
+            for chunk in same_index.chunks(INDEX_ENTRIES_PER_INSERT) {
+                let keys: SmallVec<[&[u8]; INDEX_ENTRIES_PER_INSERT]> =
+                    chunk.iter().map(|(_, key)| *key).collect();
+                self.with_kept(Kept::IndexEntries(index_id, keys.len()), |stmt| {
+                    insert_index_entries(stmt, primary_key, &keys)
+                })?;
+            }
         }
         Ok(())
     }
 
     fn delete_index_entry(&self, index_id: i64, key: &[u8], primary_key: &[u8]) -> Result<()> {
-        self.with_kept(Kept::DeleteIndexEntry, |stmt| {
-            write(stmt, params![index_id, SqlKey(key), SqlKey(primary_key)])
+        self.with_kept(Kept::DeleteIndexEntry(index_id), |stmt| {
+            write(stmt, params![SqlKey(key), SqlKey(primary_key)])
         })
     }
 
@@ -2096,12 +2153,14 @@ mod tests {
         .unwrap()
     }
 
-    /// The tables of a new file, with the record tables of stores 1 and 2.
+    /// The tables of a new file, with the record tables of stores 1 and 2 and the table of
+    /// index 1.
     fn schema() -> Connection {
         let conn = Connection::open_in_memory().unwrap();
         conn.execute_batch(SCHEMA).unwrap();
         create_record_table(&conn, 1, RecordTable::AnyKeys).unwrap();
         create_record_table(&conn, 2, RecordTable::AnyKeys).unwrap();
+        create_index_table(&conn, 1).unwrap();
         conn
     }
 
@@ -2126,19 +2185,19 @@ mod tests {
         assert_eq!(
             plan(&conn, &sql, &params),
             [
-                "SEARCH e USING PRIMARY KEY (index_id=? AND (key,primary_key)>(?,?) AND key<?)",
+                "SEARCH e USING PRIMARY KEY ((key,primary_key)>(?,?) AND key<?)",
                 "SEARCH r USING PRIMARY KEY (key=?)"
             ]
         );
         assert_eq!(
             params.len(),
-            5,
+            4,
             "the range's lower bound is not written: {sql}"
         );
         let (sql, params) = step_index_sql(1, 2, &r, true, &step, false, 8);
         assert_eq!(
             plan(&conn, &sql, &params),
-            ["SEARCH e USING PRIMARY KEY (index_id=? AND key>? AND (key,primary_key)<(?,?))"]
+            ["SEARCH e USING PRIMARY KEY (key>? AND (key,primary_key)<(?,?))"]
         );
     }
 
@@ -2153,17 +2212,23 @@ mod tests {
             target_primary_key: Some(b"\x35"),
         };
         let (sql, params) = step_index_sql(1, 2, &r, false, &step, false, 1);
-        assert!(sql.contains("(e.key, e.primary_key) >= (?, ?)"), "{sql}");
-        assert_eq!(params[1], SqlValue::Blob(b"\x30".to_vec()));
-        assert_eq!(params[2], SqlValue::Blob(b"\x35".to_vec()));
+        assert!(
+            sql.contains("WHERE (e.key, e.primary_key) >= (?, ?)"),
+            "{sql}"
+        );
+        assert_eq!(params[0], SqlValue::Blob(b"\x30".to_vec()));
+        assert_eq!(params[1], SqlValue::Blob(b"\x35".to_vec()));
         // A target key equal to the position's with no primary key: the position wins.
         let step = IndexStep {
             target_primary_key: None,
             ..step
         };
         let (sql, params) = step_index_sql(1, 2, &r, false, &step, false, 1);
-        assert!(sql.contains("(e.key, e.primary_key) > (?, ?)"), "{sql}");
-        assert_eq!(params[2], SqlValue::Blob(b"\x31".to_vec()));
+        assert!(
+            sql.contains("WHERE (e.key, e.primary_key) > (?, ?)"),
+            "{sql}"
+        );
+        assert_eq!(params[1], SqlValue::Blob(b"\x31".to_vec()));
         // Descending, the position below the range's upper bound starts the step.
         let r = range(Bound::Unbounded, Bound::Included(b"\x90"));
         let step = IndexStep {
@@ -2173,8 +2238,8 @@ mod tests {
             target_primary_key: None,
         };
         let (sql, params) = step_index_sql(1, 2, &r, true, &step, false, 1);
-        assert!(sql.contains("AND e.key < ? ORDER BY"), "{sql}");
-        assert_eq!(params[1], SqlValue::Blob(b"\x40".to_vec()));
+        assert!(sql.contains("WHERE e.key < ? ORDER BY"), "{sql}");
+        assert_eq!(params[0], SqlValue::Blob(b"\x40".to_vec()));
     }
 
     #[test]
