@@ -13,6 +13,7 @@
 //! - each key generator's current number is above every numeric key of its store
 //!   (<https://www.w3.org/TR/IndexedDB-3/#possibly-update-the-key-generator>).
 
+use std::collections::HashSet;
 use std::io::{self, Write};
 use std::path::Path;
 
@@ -334,17 +335,30 @@ fn check_stores<W: Write>(conn: &Connection, report: &mut Report<'_, W>) -> Resu
         });
     }
     drop(rows);
+    let tables = table_names(conn)?;
     for store in stores {
         report.stores += 1;
-        check_store(conn, &store, report)?;
+        check_store(conn, &store, &tables, report)?;
     }
     Ok(())
 }
 
-/// Checks one store's records, key generator and indexes, counting its records.
+/// The names of the file's tables, read once: a store with many indexes looks each index's
+/// table up here instead of in `sqlite_master`.
+fn table_names(conn: &Connection) -> Result<HashSet<String>, Stop> {
+    let mut stmt = conn.prepare("SELECT name FROM sqlite_master WHERE type = 'table'")?;
+    let names = stmt
+        .query_map([], |r| r.get::<_, String>(0))?
+        .collect::<Result<_, _>>()?;
+    Ok(names)
+}
+
+/// Checks one store's records, key generator and indexes, counting its records. `tables` are
+/// the file's tables ([`table_names`]).
 fn check_store<W: Write>(
     conn: &Connection,
     store: &StoreRow,
+    tables: &HashSet<String>,
     report: &mut Report<'_, W>,
 ) -> Result<(), Stop> {
     let mut indexes = Vec::new();
@@ -364,14 +378,14 @@ fn check_store<W: Write>(
             });
         }
     }
-    if !has_table(conn, &record_table(store.id))? {
+    if !tables.contains(&record_table(store.id)) {
         // Its records, key generator and indexes cannot be checked.
         return Ok(report.problem(problem("missingRecordTable", &store.name))?);
     }
     // Indexes whose table is missing are reported and left out of the rest of the check.
     let mut checked = Vec::new();
     for ix in indexes {
-        if has_table(conn, &index_table(ix.id))? {
+        if tables.contains(&index_table(ix.id)) {
             checked.push(ix);
         } else {
             report.problem(
@@ -552,15 +566,6 @@ fn check_index<W: Write>(
         }
     }
     Ok(())
-}
-
-/// Whether the file has a table named `name`.
-fn has_table(conn: &Connection, name: &str) -> Result<bool, Stop> {
-    Ok(conn.query_row(
-        "SELECT count(*) > 0 FROM sqlite_master WHERE type = 'table' AND name = ?1",
-        [name],
-        |r| r.get(0),
-    )?)
 }
 
 /// The ids of the tables named as `table_name` names them (`prefix` and an id: no sign, no

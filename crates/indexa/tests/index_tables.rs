@@ -144,3 +144,84 @@ fn an_index_table_lives_and_dies_with_its_index() {
         .close();
     assert_eq!(index_tables(dir.path()), Vec::<(String, i64)>::new());
 }
+
+/// A visitor of `get_with` that runs `change` at the value (a number), while the read's
+/// statement is still running.
+struct ChangeInside<F: FnMut() -> indexa::Result<()>> {
+    change: F,
+    result: Option<indexa::Result<()>>,
+}
+
+impl<F: FnMut() -> indexa::Result<()>> indexa::ValueVisitor for ChangeInside<F> {
+    fn undefined(&mut self) {}
+    fn null(&mut self) {}
+    fn boolean(&mut self, _: bool) {}
+    fn number(&mut self, _: f64) {
+        self.result = Some((self.change)());
+    }
+    fn date(&mut self, _: f64) {}
+    fn string(&mut self, _: indexa::StoredText<'_>) {}
+    fn binary(&mut self, _: &[u8]) {}
+    fn array(&mut self, _: usize) {}
+    fn object(&mut self, _: usize) {}
+    fn name(&mut self, _: indexa::StoredText<'_>) {}
+}
+
+/// Deleting an index, or a store with its indexes, from inside a visitor of `get_with` (the
+/// read still running, so SQLite cannot drop a table yet) succeeds; the tables are gone once
+/// the upgrade commits, and an aborted upgrade keeps them with their entries.
+#[test]
+fn an_index_or_store_may_be_deleted_inside_a_visitor() {
+    for (delete_store, abort) in [(false, false), (true, false), (false, true), (true, true)] {
+        let dir = tempfile::tempdir().unwrap();
+        let factory = Factory::open_dir(dir.path()).unwrap();
+        let db = open(&factory);
+        put(&db, 1.0, r#"{"a":"x","tags":["t"]}"#).unwrap();
+        db.close();
+        let result = factory.open("t", Some(2), |tx, _, _| {
+            let n = tx.create_object_store("n", None, false)?;
+            n.put(indexa::Value::from(1), Some(Key::Number(1.0)))?;
+            let mut visitor = ChangeInside {
+                change: || match delete_store {
+                    true => tx.delete_object_store("s"),
+                    false => tx.object_store("s")?.delete_index("tags"),
+                },
+                result: None,
+            };
+            assert!(n.get_with(Key::Number(1.0), &mut visitor)?);
+            visitor.result.expect("the visitor ran")?;
+            if abort {
+                tx.abort();
+            }
+            Ok(())
+        });
+        let case = format!("delete store: {delete_store}, abort: {abort}");
+        match abort {
+            true => {
+                assert_eq!(result.unwrap_err().name(), "AbortError", "{case}");
+                assert_eq!(
+                    index_tables(dir.path()),
+                    [table("index_1", 1), table("index_2", 1)],
+                    "{case}"
+                );
+            }
+            false => {
+                result.unwrap().close();
+                let left = match delete_store {
+                    true => vec![],
+                    false => vec![table("index_1", 1)],
+                };
+                assert_eq!(index_tables(dir.path()), left, "{case}");
+                let conn = rusqlite::Connection::open(dir.path().join("db-t.indexa")).unwrap();
+                let dropped: i64 = conn
+                    .query_row(
+                        "SELECT count(*) FROM sqlite_master WHERE name GLOB '*_dropped'",
+                        [],
+                        |r| r.get(0),
+                    )
+                    .unwrap();
+                assert_eq!(dropped, 0, "{case}");
+            }
+        }
+    }
+}

@@ -2,7 +2,8 @@
 //! query.
 //!
 //! One SQLite file per database, in WAL mode, with a table of records per object store (keyed
-//! by row id while every key is a whole number, [`RecordTable`]). Keys are stored as their
+//! by row id while every key is a whole number, [`RecordTable`]) and a table of entries per
+//! index ([`index_table`]). Keys are stored as their
 //! order-preserving encoding ([`crate::encode_key`]), number keys as SQLite numbers
 //! ([`crate::sqlite_layout`]), so SQLite's order is key order. The layout is documented in
 //! `docs/format.md`.
@@ -98,13 +99,28 @@ fn create_index_table(conn: &Connection, index_id: i64) -> Result<()> {
     .sql()
 }
 
+/// Drops the table `name` at once, or, while a statement of the connection is still reading
+/// (a visitor of [`StorageConnection::read_record`] changing the schema), renames it
+/// `<name>_dropped` and returns that name, for [`drop_left_tables`] to drop before the
+/// transaction commits: SQLite drops no table under a running statement. The rename keeps a
+/// failed request's savepoint able to take the drop back (the renamed table is then gone).
+fn drop_table(conn: &Connection, name: &str) -> Result<Option<String>> {
+    match conn.execute_batch(&format!("DROP TABLE {name}")) {
+        Ok(()) => Ok(None),
+        Err(e) if e.sqlite_error_code() == Some(ErrorCode::DatabaseLocked) => {
+            let left = format!("{name}_dropped");
+            conn.execute_batch(&format!("ALTER TABLE {name} RENAME TO {left}"))
+                .sql()?;
+            Ok(Some(left))
+        }
+        Err(e) => Err(sql_error(e)),
+    }
+}
+
 /// Rewrites a [`RecordTable::NumberKeys`] table as a [`RecordTable::AnyKeys`] one with the
 /// same records, inside the caller's writing transaction: done when a key that is not a
-/// whole number is first written to the store. The old table, renamed `record_<id>_old`, is
-/// dropped at once, or, while a statement of the connection is still reading (a visitor of
-/// [`StorageConnection::read_record`] writing), by [`drop_old_record_tables`] before the
-/// transaction commits: SQLite drops no table under a running statement. Returns the old
-/// table's name when it is left for that.
+/// whole number is first written to the store. The old table is dropped ([`drop_table`]);
+/// returns its name when it is left for later.
 fn widen_record_table(conn: &Connection, store_id: i64) -> Result<Option<String>> {
     let table = record_table(store_id);
     let create = record_table_ddl(&format!("{table}_any"), RecordTable::AnyKeys);
@@ -115,17 +131,12 @@ fn widen_record_table(conn: &Connection, store_id: i64) -> Result<Option<String>
          ALTER TABLE {table}_any RENAME TO {table};"
     ))
     .sql()?;
-    let old = format!("{table}_old");
-    match conn.execute_batch(&format!("DROP TABLE {old}")) {
-        Ok(()) => Ok(None),
-        Err(e) if e.sqlite_error_code() == Some(ErrorCode::DatabaseLocked) => Ok(Some(old)),
-        Err(e) => Err(sql_error(e)),
-    }
+    drop_table(conn, &format!("{table}_old"))
 }
 
-/// Drops the old record tables [`widen_record_table`] left (those a failed request's
-/// savepoint took back are gone already).
-fn drop_old_record_tables(conn: &Connection, tables: Vec<String>) -> Result<()> {
+/// Drops the tables [`drop_table`] left (those a failed request's savepoint took back are
+/// gone already).
+fn drop_left_tables(conn: &Connection, tables: Vec<String>) -> Result<()> {
     for table in tables {
         conn.execute_batch(&format!("DROP TABLE IF EXISTS {table}"))
             .sql()?;
@@ -747,7 +758,9 @@ pub(crate) fn insert_store(
     Ok(id)
 }
 
-pub(crate) fn delete_store(conn: &Connection, store_id: i64) -> Result<()> {
+/// Deletes an object store with its indexes and their tables; returns the names of the tables
+/// [`drop_table`] left for later.
+pub(crate) fn delete_store(conn: &Connection, store_id: i64) -> Result<Vec<String>> {
     let index_ids: Vec<i64> = conn
         .prepare("SELECT id FROM object_store_index WHERE object_store_id = ?1")
         .sql()?
@@ -755,20 +768,19 @@ pub(crate) fn delete_store(conn: &Connection, store_id: i64) -> Result<()> {
         .sql()?
         .collect::<rusqlite::Result<_>>()
         .sql()?;
+    let mut left = Vec::new();
     for id in index_ids {
-        conn.execute_batch(&format!("DROP TABLE {}", index_table(id)))
-            .sql()?;
+        left.extend(drop_table(conn, &index_table(id))?);
     }
     conn.execute(
         "DELETE FROM object_store_index WHERE object_store_id = ?1",
         [store_id],
     )
     .sql()?;
-    conn.execute_batch(&format!("DROP TABLE {}", record_table(store_id)))
-        .sql()?;
+    left.extend(drop_table(conn, &record_table(store_id))?);
     conn.execute("DELETE FROM object_store WHERE id = ?1", [store_id])
         .sql()?;
-    Ok(())
+    Ok(left)
 }
 
 pub(crate) fn rename_store(conn: &Connection, store_id: i64, name: &Utf16String) -> Result<()> {
@@ -805,12 +817,13 @@ pub(crate) fn insert_index(
     Ok(id)
 }
 
-pub(crate) fn delete_index(conn: &Connection, index_id: i64) -> Result<()> {
-    conn.execute_batch(&format!("DROP TABLE {}", index_table(index_id)))
-        .sql()?;
+/// Deletes an index and its table; returns the table's name when [`drop_table`] left it for
+/// later.
+pub(crate) fn delete_index(conn: &Connection, index_id: i64) -> Result<Option<String>> {
+    let left = drop_table(conn, &index_table(index_id))?;
     conn.execute("DELETE FROM object_store_index WHERE id = ?1", [index_id])
         .sql()?;
-    Ok(())
+    Ok(left)
 }
 
 pub(crate) fn rename_index(conn: &Connection, index_id: i64, name: &Utf16String) -> Result<()> {
@@ -1464,7 +1477,8 @@ fn open_read_only(path: &Path) -> Result<Connection> {
 }
 
 /// The statements of the per-record and per-transaction paths, which a connection keeps at
-/// hand (see [`SqliteConnection`]); those on records name their object store's id.
+/// hand (see [`SqliteConnection`]); those on records name their object store's id, those on
+/// index entries their index's id.
 #[derive(Clone, Copy, PartialEq, Eq)]
 enum Kept {
     Begin,
@@ -1486,9 +1500,11 @@ enum Kept {
     IndexEntries(i64, usize),
 }
 
-/// How many slots of each index statement a connection keeps: the statements of indexes whose
-/// ids differ by less than this (the indexes of one object store, as a rule) are kept side by
-/// side.
+/// How many slots of each single-entry index statement a connection keeps, an index's slot
+/// being its id modulo this: the statements of up to this many indexes with consecutive ids
+/// (as an object store's indexes mostly are) are kept side by side. Indexes whose ids fall on
+/// one slot, and the multi-entry inserts of several multiEntry indexes (one slot per entry
+/// count), swap their statements through rusqlite's cache.
 const INDEX_SLOTS: usize = 8;
 
 /// How many statements a connection keeps (see [`Kept::slot`]).
@@ -1567,7 +1583,8 @@ fn index_slot(index_id: i64) -> usize {
 }
 
 /// A connection's kept statements, by [`Kept::slot`], each taken from rusqlite's statement
-/// cache on first use and given back when its slot is wanted for another object store.
+/// cache on first use and given back when its slot is wanted for another object store or
+/// index.
 type KeptStatements<'c> = [RefCell<Option<(Kept, CachedStatement<'c>)>>; KEPT];
 
 self_cell::self_cell!(
@@ -1585,14 +1602,13 @@ self_cell::self_cell!(
 /// The statements run for every record or transaction ([`Kept`]) are kept here: rusqlite's
 /// statement cache finds a statement by hashing its SQL text and moves it out of and back
 /// into an LRU list at every use, about 1,100 instructions, as much as a twelfth of a point
-/// read. A slot holds the statement of one object store at a time; a use for another store
-/// swaps it through the cache. Other statements go through that cache.
+/// read. A slot holds the statement of one object store (or index) at a time; a use for
+/// another swaps it through the cache. Other statements go through that cache.
 pub(crate) struct SqliteConnection {
     conn: ConnectionWithStatements,
     synchronous_full: Cell<Option<bool>>,
-    /// Old record tables the running transaction must drop before it commits
-    /// ([`widen_record_table`]).
-    old_record_tables: RefCell<Vec<String>>,
+    /// Tables the running transaction must drop before it commits ([`drop_table`]).
+    tables_to_drop: RefCell<Vec<String>>,
 }
 
 // SAFETY: the kept statements are `!Send` only because they hold raw SQLite statement handles.
@@ -1609,7 +1625,7 @@ pub(crate) fn open(path: &Path) -> Result<crate::backend::Connection> {
             std::array::from_fn(|_| RefCell::new(None))
         }),
         synchronous_full: Cell::new(None),
-        old_record_tables: RefCell::new(Vec::new()),
+        tables_to_drop: RefCell::new(Vec::new()),
     }))
 }
 
@@ -1660,7 +1676,7 @@ impl SqliteConnection {
         match self.with_kept(which, run)? {
             Err(e) if e.sqlite_error_code() == Some(ErrorCode::TypeMismatch) => {
                 if let Some(old) = widen_record_table(self.conn(), store_id)? {
-                    self.old_record_tables.borrow_mut().push(old);
+                    self.tables_to_drop.borrow_mut().push(old);
                 }
                 self.with_kept(which, |stmt| write(stmt, params![SqlKey(key), value]))
             }
@@ -1707,7 +1723,7 @@ impl StorageConnection for SqliteConnection {
     }
 
     fn commit(&self) -> Result<()> {
-        drop_old_record_tables(self.conn(), self.old_record_tables.take())?;
+        drop_left_tables(self.conn(), self.tables_to_drop.take())?;
         self.with_kept(Kept::Commit, run)
     }
 
@@ -1731,7 +1747,7 @@ impl StorageConnection for SqliteConnection {
     }
 
     fn rollback(&self) {
-        self.old_record_tables.take();
+        self.tables_to_drop.take();
         rollback(self.conn())
     }
 
@@ -1780,7 +1796,9 @@ impl StorageConnection for SqliteConnection {
     }
 
     fn delete_store(&self, store_id: i64) -> Result<()> {
-        delete_store(self.conn(), store_id)
+        let left = delete_store(self.conn(), store_id)?;
+        self.tables_to_drop.borrow_mut().extend(left);
+        Ok(())
     }
 
     fn rename_store(&self, store_id: i64, name: &Utf16String) -> Result<()> {
@@ -1799,7 +1817,9 @@ impl StorageConnection for SqliteConnection {
     }
 
     fn delete_index(&self, index_id: i64) -> Result<()> {
-        delete_index(self.conn(), index_id)
+        let left = delete_index(self.conn(), index_id)?;
+        self.tables_to_drop.borrow_mut().extend(left);
+        Ok(())
     }
 
     fn rename_index(&self, index_id: i64, name: &Utf16String) -> Result<()> {
