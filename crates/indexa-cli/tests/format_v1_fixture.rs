@@ -5,29 +5,11 @@
 
 mod common;
 
-use std::path::Path;
-
 use common::{fixtures, Env};
 
 /// A copy of the fixture in a new data directory.
 fn copy_of_fixture() -> Env {
     Env::with_fixture("format-v1/db-v1.indexa")
-}
-
-/// The file's format version and its tables, sorted.
-fn layout(dir: &Path) -> (i64, Vec<String>) {
-    let conn = rusqlite::Connection::open(dir.join("db-v1.indexa")).unwrap();
-    let format = conn
-        .query_row("SELECT format_version FROM database", [], |r| r.get(0))
-        .unwrap();
-    let tables = conn
-        .prepare("SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name")
-        .unwrap()
-        .query_map([], |r| r.get(0))
-        .unwrap()
-        .collect::<rusqlite::Result<_>>()
-        .unwrap();
-    (format, tables)
 }
 
 #[test]
@@ -36,12 +18,12 @@ fn a_version_1_file_dumps_to_its_recorded_records() {
     let dir = env.data_dir();
     let recorded = std::fs::read_to_string(fixtures().join("format-v1.dump")).unwrap();
     assert_eq!(recorded.lines().count(), 62);
-    assert_eq!(layout(&dir).0, 1);
+    assert_eq!(common::format_and_tables(&dir).0, 1);
     assert_eq!(env.ok(&["dump", "v1"]), recorded);
     // Upgraded: a record table per object store and an entry table per index, keys as key
     // columns.
     assert_eq!(
-        layout(&dir),
+        common::format_and_tables(&dir),
         (
             4,
             [
@@ -102,7 +84,7 @@ fn a_failed_upgrade_leaves_the_version_1_file_whole() {
         )
         .unwrap()
     };
-    let before = (layout(&dir), rows(&conn));
+    let before = (common::format_and_tables(&dir), rows(&conn));
     drop(conn);
     let out = env.run(&["dump", "v1"]);
     assert_eq!(out.code, 1);
@@ -112,7 +94,7 @@ fn a_failed_upgrade_leaves_the_version_1_file_whole() {
         format!("indexa: UnknownError: upgrading the database file from format version 1 failed (it was left as it was): the records of object store id {last_store}: a key or value is stored as SQLite Text, not as a blob\n")
     );
     let conn = rusqlite::Connection::open(dir.join("db-v1.indexa")).unwrap();
-    assert_eq!((layout(&dir), rows(&conn)), before);
+    assert_eq!((common::format_and_tables(&dir), rows(&conn)), before);
     assert_eq!(before.0 .0, 1);
 }
 
@@ -123,7 +105,7 @@ fn check_upgrades_a_version_1_file_first() {
     let env = copy_of_fixture();
     let dir = env.data_dir();
     assert_eq!(env.ok(&["check", "v1"]), "");
-    assert_eq!(layout(&dir).0, 4);
+    assert_eq!(common::format_and_tables(&dir).0, 4);
 }
 
 /// A version 1 file under another database's name is refused for its name, as a file of the

@@ -19,22 +19,6 @@ fn open(dir: &Path) -> rusqlite::Connection {
     rusqlite::Connection::open(dir.join("db-v1.indexa")).unwrap()
 }
 
-/// The file's format version and the names of its tables, sorted.
-fn layout(dir: &Path) -> (i64, Vec<String>) {
-    let conn = open(dir);
-    let format = conn
-        .query_row("SELECT format_version FROM database", [], |r| r.get(0))
-        .unwrap();
-    let tables = conn
-        .prepare("SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name")
-        .unwrap()
-        .query_map([], |r| r.get(0))
-        .unwrap()
-        .collect::<rusqlite::Result<_>>()
-        .unwrap();
-    (format, tables)
-}
-
 /// Every index entry as `index id:key:primary key` (SQLite's quoted values), in index id and
 /// then index order: read from `index_entry` in a version 3 file, from the index tables after.
 fn entries(conn: &rusqlite::Connection, version: i64) -> Vec<String> {
@@ -64,7 +48,7 @@ fn a_version_3_file_dumps_to_its_recorded_records() {
     let dir = env.data_dir();
     let recorded = std::fs::read_to_string(fixtures().join("format-v3.dump")).unwrap();
     assert_eq!(recorded.lines().count(), 72);
-    let (version, tables) = layout(&dir);
+    let (version, tables) = common::format_and_tables(&dir);
     assert_eq!(version, 3);
     assert!(tables.contains(&"index_entry".to_owned()));
     let before = entries(&open(&dir), 3);
@@ -73,7 +57,7 @@ fn a_version_3_file_dumps_to_its_recorded_records() {
     // Upgraded: one table per index (index 4 was deleted before the fixture was made), the
     // entries moved as they were.
     assert_eq!(
-        layout(&dir),
+        common::format_and_tables(&dir),
         (
             4,
             [
@@ -115,7 +99,7 @@ fn a_failed_upgrade_leaves_the_version_3_file_whole() {
     let dir = env.data_dir();
     let conn = open(&dir);
     conn.execute_batch("CREATE TABLE index_1 (x)").unwrap();
-    let before = (layout(&dir), entries(&conn, 3));
+    let before = (common::format_and_tables(&dir), entries(&conn, 3));
     drop(conn);
     let out = env.run(&["dump", "v1"]);
     assert_eq!(out.code, 1);
@@ -123,7 +107,10 @@ fn a_failed_upgrade_leaves_the_version_3_file_whole() {
         out.stderr,
         "indexa: UnknownError: upgrading the database file from format version 3 failed (it was left as it was): storage failure: table index_1 already exists in CREATE TABLE index_1 (key BLOB NOT NULL, primary_key BLOB NOT NULL, PRIMARY KEY (key, primary_key)) WITHOUT ROWID at offset 13\n"
     );
-    assert_eq!((layout(&dir), entries(&open(&dir), 3)), before);
+    assert_eq!(
+        (common::format_and_tables(&dir), entries(&open(&dir), 3)),
+        before
+    );
     assert_eq!(before.0 .0, 3);
 }
 
@@ -134,5 +121,5 @@ fn check_upgrades_a_version_3_file_first() {
     let env = copy_of_fixture();
     let dir = env.data_dir();
     assert_eq!(env.ok(&["check", "v1"]), "");
-    assert_eq!(layout(&dir).0, 4);
+    assert_eq!(common::format_and_tables(&dir).0, 4);
 }

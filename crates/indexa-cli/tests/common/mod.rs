@@ -330,3 +330,20 @@ pub fn index_key_types(conn: &rusqlite::Connection) -> String {
     )
     .unwrap()
 }
+
+/// The format version of the database file `db-v1.indexa` in `dir` (an upgraded fixture) and
+/// the names of its tables, sorted.
+pub fn format_and_tables(dir: &Path) -> (i64, Vec<String>) {
+    let conn = rusqlite::Connection::open(dir.join("db-v1.indexa")).unwrap();
+    let format = conn
+        .query_row("SELECT format_version FROM database", [], |r| r.get(0))
+        .unwrap();
+    let tables = conn
+        .prepare("SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name")
+        .unwrap()
+        .query_map([], |r| r.get(0))
+        .unwrap()
+        .collect::<rusqlite::Result<_>>()
+        .unwrap();
+    (format, tables)
+}
