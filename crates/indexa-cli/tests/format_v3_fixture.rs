@@ -123,3 +123,26 @@ fn check_upgrades_a_version_3_file_first() {
     assert_eq!(env.ok(&["check", "v1"]), "");
     assert_eq!(common::format_and_tables(&dir).0, 4);
 }
+
+/// Entries of an index that does not exist (a damaged version 3 file) move to a table of their
+/// own, where `indexa check` still reports them after the upgrade.
+#[test]
+fn entries_of_a_missing_index_are_kept_for_check() {
+    let env = copy_of_fixture();
+    let dir = env.data_dir();
+    open(&dir)
+        .execute(
+            "INSERT INTO index_entry (index_id, key, primary_key) VALUES (77, X'306200', 1), (77, X'306300', 2)",
+            [],
+        )
+        .unwrap();
+    let out = env.run(&["check", "v1"]);
+    assert_eq!(
+        (out.code, out.stdout.as_str()),
+        (
+            1,
+            "{\"problem\":\"orphanIndexEntries\",\"indexId\":77,\"entries\":2}\n"
+        )
+    );
+    assert_eq!(common::format_and_tables(&dir).0, 4);
+}

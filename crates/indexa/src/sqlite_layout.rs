@@ -1,6 +1,7 @@
 //! The SQLite file's layout (format version [`SQLITE_FORMAT_VERSION`]), for tools that read a
 //! database file directly, such as `indexa check`: which table holds an object store's
-//! records, and how a key is stored in a key column. `docs/format.md` describes every table.
+//! records ([`record_table`]) and which an index's entries ([`index_table`]), and how a key is
+//! stored in a key column. `docs/format.md` describes every table.
 //!
 //! A key column holds a number key as an SQLite number, an `INTEGER` when it is a whole
 //! number in the 64-bit range and a `REAL` otherwise, and every other key as a `BLOB` of its

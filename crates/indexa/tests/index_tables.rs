@@ -225,3 +225,41 @@ fn an_index_or_store_may_be_deleted_inside_a_visitor() {
         }
     }
 }
+
+/// An index deleted inside a visitor, in a group of requests that then fails
+/// ([`indexa::Transaction::atomically`]), comes back with its table and entries: the table
+/// left to drop at commit was renamed, so the savepoint's rollback restores it under its own
+/// name and the commit drops nothing of it.
+#[test]
+fn an_index_deleted_inside_a_visitor_by_a_failed_request_keeps_its_table() {
+    let dir = tempfile::tempdir().unwrap();
+    let factory = Factory::open_dir(dir.path()).unwrap();
+    let db = open(&factory);
+    put(&db, 1.0, r#"{"a":"x","tags":["t","u"]}"#).unwrap();
+    db.close();
+    let db = factory
+        .open("t", Some(2), |tx, _, _| {
+            let n = tx.create_object_store("n", None, false)?;
+            n.put(indexa::Value::from(1), Some(Key::Number(1.0)))?;
+            let failed = tx.atomically(|tx| {
+                let mut visitor = ChangeInside {
+                    change: || tx.object_store("s")?.delete_index("tags"),
+                    result: None,
+                };
+                n.get_with(Key::Number(1.0), &mut visitor)?;
+                visitor.result.expect("the visitor ran")?;
+                Err::<(), _>(indexa::Error::Constraint("the request fails".into()))
+            });
+            assert_eq!(failed.unwrap_err().name(), "ConstraintError");
+            Ok(())
+        })
+        .unwrap();
+    assert_eq!(
+        index_tables(dir.path()),
+        [table("index_1", 1), table("index_2", 2)]
+    );
+    assert_eq!(
+        primary_keys(&db, "tags"),
+        [Key::Number(1.0), Key::Number(1.0)]
+    );
+}

@@ -532,10 +532,12 @@ fn version_2_key(row: &rusqlite::Row<'_>, column: usize) -> Result<SqlValue> {
 /// Moves the entries of each index from the shared `index_entry` table of versions 1 to 3 to
 /// the index's own table ([`index_table`]), their keys and primary keys rewritten by `key`
 /// (kept as they are with `None`), drops `index_entry` and records the current format version.
-/// Entries of indexes that no longer exist (rows only a damaged file holds) are not kept.
+/// Entries of indexes that no longer exist (rows only a damaged file holds) get a table too,
+/// where `indexa check` reports them as it did in `index_entry`; those with an id no index can
+/// have (0 or below) are not kept.
 fn move_index_entries(conn: &Connection, key: Option<OldKey>) -> Result<()> {
     let index_ids: Vec<i64> = conn
-        .prepare("SELECT id FROM object_store_index ORDER BY id")
+        .prepare("SELECT id FROM object_store_index UNION SELECT DISTINCT index_id FROM index_entry WHERE index_id > 0 ORDER BY 1")
         .sql()?
         .query_map([], |r| r.get(0))
         .sql()?
