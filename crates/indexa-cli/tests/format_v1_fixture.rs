@@ -102,10 +102,7 @@ fn a_failed_upgrade_leaves_the_version_1_file_whole() {
 /// open does) and checks the upgraded file.
 #[test]
 fn check_upgrades_a_version_1_file_first() {
-    let env = copy_of_fixture();
-    let dir = env.data_dir();
-    assert_eq!(env.ok(&["check", "v1"]), "");
-    assert_eq!(common::format_and_tables(&dir).0, 4);
+    common::assert_check_upgrades_first(&copy_of_fixture());
 }
 
 /// A version 1 file under another database's name is refused for its name, as a file of the

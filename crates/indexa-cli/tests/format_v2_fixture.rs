@@ -148,8 +148,5 @@ fn a_failed_upgrade_leaves_the_version_2_file_whole() {
 /// open does) and checks the upgraded file: version 2's integers are not read as numbers.
 #[test]
 fn check_upgrades_a_version_2_file_first() {
-    let env = copy_of_fixture();
-    let dir = env.data_dir();
-    assert_eq!(env.ok(&["check", "v1"]), "");
-    assert_eq!(layout(&dir).0, 4);
+    common::assert_check_upgrades_first(&copy_of_fixture());
 }

@@ -3,7 +3,10 @@
 //! taken back with everything else by an aborted upgrade. A record writes its entries one
 //! index at a time, a multiEntry index's keys in statements of up to eight.
 
+mod visits;
+
 use indexa::{Database, Factory, Key, KeyPath, TransactionMode};
+use visits::ChangeInside;
 
 /// The file's index tables (`index_<id>`) with their row counts, by name.
 fn index_tables(dir: &std::path::Path) -> Vec<(String, i64)> {
@@ -145,28 +148,6 @@ fn an_index_table_lives_and_dies_with_its_index() {
     assert_eq!(index_tables(dir.path()), Vec::<(String, i64)>::new());
 }
 
-/// A visitor of `get_with` that runs `change` at the value (a number), while the read's
-/// statement is still running.
-struct ChangeInside<F: FnMut() -> indexa::Result<()>> {
-    change: F,
-    result: Option<indexa::Result<()>>,
-}
-
-impl<F: FnMut() -> indexa::Result<()>> indexa::ValueVisitor for ChangeInside<F> {
-    fn undefined(&mut self) {}
-    fn null(&mut self) {}
-    fn boolean(&mut self, _: bool) {}
-    fn number(&mut self, _: f64) {
-        self.result = Some((self.change)());
-    }
-    fn date(&mut self, _: f64) {}
-    fn string(&mut self, _: indexa::StoredText<'_>) {}
-    fn binary(&mut self, _: &[u8]) {}
-    fn array(&mut self, _: usize) {}
-    fn object(&mut self, _: usize) {}
-    fn name(&mut self, _: indexa::StoredText<'_>) {}
-}
-
 /// Deleting an index, or a store with its indexes, from inside a visitor of `get_with` (the
 /// read still running, so SQLite cannot drop a table yet) succeeds; the tables are gone once
 /// the upgrade commits, and an aborted upgrade keeps them with their entries.
@@ -181,13 +162,10 @@ fn an_index_or_store_may_be_deleted_inside_a_visitor() {
         let result = factory.open("t", Some(2), |tx, _, _| {
             let n = tx.create_object_store("n", None, false)?;
             n.put(indexa::Value::from(1), Some(Key::Number(1.0)))?;
-            let mut visitor = ChangeInside {
-                change: || match delete_store {
-                    true => tx.delete_object_store("s"),
-                    false => tx.object_store("s")?.delete_index("tags"),
-                },
-                result: None,
-            };
+            let mut visitor = ChangeInside::new(|| match delete_store {
+                true => tx.delete_object_store("s"),
+                false => tx.object_store("s")?.delete_index("tags"),
+            });
             assert!(n.get_with(Key::Number(1.0), &mut visitor)?);
             visitor.result.expect("the visitor ran")?;
             if abort {
@@ -242,10 +220,7 @@ fn an_index_deleted_inside_a_visitor_by_a_failed_request_keeps_its_table() {
             let n = tx.create_object_store("n", None, false)?;
             n.put(indexa::Value::from(1), Some(Key::Number(1.0)))?;
             let failed = tx.atomically(|tx| {
-                let mut visitor = ChangeInside {
-                    change: || tx.object_store("s")?.delete_index("tags"),
-                    result: None,
-                };
+                let mut visitor = ChangeInside::new(|| tx.object_store("s")?.delete_index("tags"));
                 n.get_with(Key::Number(1.0), &mut visitor)?;
                 visitor.result.expect("the visitor ran")?;
                 Err::<(), _>(indexa::Error::Constraint("the request fails".into()))

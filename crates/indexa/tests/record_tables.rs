@@ -3,7 +3,10 @@
 //! Either way, keys, ranges and order are the spec's; an aborted transaction or a failed
 //! request takes the move back with everything else.
 
+mod visits;
+
 use indexa::{Database, Factory, Key, KeyRange, Query, TransactionMode, Value};
+use visits::ChangeInside;
 
 fn open(dir: &std::path::Path) -> Database {
     Factory::open_dir(dir)
@@ -153,29 +156,6 @@ fn a_cursor_goes_on_across_the_move() {
     assert_eq!(seen, expected);
 }
 
-/// Writes a record when the visited value is a number: a write from inside a read's visitor,
-/// while SQLite is still reading the visited record.
-struct PutInside<'a, 't> {
-    store: &'a indexa::ObjectStore<'t>,
-    key: Key,
-    result: Option<indexa::Result<Key>>,
-}
-
-impl indexa::ValueVisitor for PutInside<'_, '_> {
-    fn undefined(&mut self) {}
-    fn null(&mut self) {}
-    fn boolean(&mut self, _: bool) {}
-    fn number(&mut self, _: f64) {
-        self.result = Some(self.store.put(Value::from(9), Some(self.key.clone())));
-    }
-    fn date(&mut self, _: f64) {}
-    fn string(&mut self, _: indexa::StoredText<'_>) {}
-    fn binary(&mut self, _: &[u8]) {}
-    fn array(&mut self, _: usize) {}
-    fn object(&mut self, _: usize) {}
-    fn name(&mut self, _: indexa::StoredText<'_>) {}
-}
-
 /// A write that moves a store's records to any keys from inside a visitor of `get_with`
 /// (the read still running) succeeds, on the same store or another, and commits.
 #[test]
@@ -195,11 +175,8 @@ fn a_visitor_may_write_the_first_other_key() {
             .transaction(&["s", "o"], TransactionMode::ReadWrite)
             .unwrap();
         let (s, o) = (tx.object_store("s").unwrap(), tx.object_store("o").unwrap());
-        let mut visitor = PutInside {
-            store: if same_store { &s } else { &o },
-            key: Key::from("x"),
-            result: None,
-        };
+        let store = if same_store { &s } else { &o };
+        let mut visitor = ChangeInside::new(|| store.put(Value::from(9), Some(Key::from("x"))));
         assert!(s.get_with(Key::from(1), &mut visitor).unwrap());
         assert_eq!(visitor.result.unwrap().unwrap(), Key::from("x"));
         tx.commit().unwrap();

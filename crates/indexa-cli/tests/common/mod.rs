@@ -347,3 +347,10 @@ pub fn format_and_tables(dir: &Path) -> (i64, Vec<String>) {
         .unwrap();
     (format, tables)
 }
+
+/// Asserts that `indexa check` on the fixture database `v1` in `env`, never opened by this
+/// build, upgrades it (as any open does) to format version 4 and finds no problem.
+pub fn assert_check_upgrades_first(env: &Env) {
+    assert_eq!(env.ok(&["check", "v1"]), "");
+    assert_eq!(format_and_tables(&env.data_dir()).0, 4);
+}

@@ -18,7 +18,6 @@ use rusqlite::{
     config::DbConfig, params, CachedStatement, Connection, ErrorCode, OpenFlags, OptionalExtension,
     Statement,
 };
-use smallvec::SmallVec;
 
 use crate::backend::{DatabaseRow, IndexRow, IndexStep, Rows, StorageConnection, StoreRow};
 use crate::error::{Error, Result};
@@ -1184,16 +1183,17 @@ fn insert_index_entries_sql(index_id: i64, rows: usize) -> String {
     )
 }
 
-/// Writes entries (encoded index keys) of one index for the record with the encoded primary
-/// key `primary_key`, all in one statement ([`Kept::IndexEntries`] of `keys.len()`, at most
-/// [`INDEX_ENTRIES_PER_INSERT`]): a multiEntry index's keys are written together.
+/// Writes entries `(index id, encoded index key)`, all of one index, for the record with the
+/// encoded primary key `primary_key`, in one statement ([`Kept::IndexEntries`] of
+/// `entries.len()`, at most [`INDEX_ENTRIES_PER_INSERT`]): a multiEntry index's keys are
+/// written together.
 fn insert_index_entries(
     stmt: &mut Statement<'_>,
     primary_key: &[u8],
-    keys: &[&[u8]],
+    entries: &[(i64, &[u8])],
 ) -> Result<()> {
     stmt.raw_bind_parameter(1, SqlKey(primary_key)).sql()?;
-    for (i, key) in keys.iter().enumerate() {
+    for (i, (_, key)) in entries.iter().enumerate() {
         stmt.raw_bind_parameter(i + 2, SqlKey(key)).sql()?;
     }
     stmt.raw_execute().sql()?;
@@ -1927,10 +1927,8 @@ impl StorageConnection for SqliteConnection {
         for same_index in entries.chunk_by(|a, b| a.0 == b.0) {
             let index_id = same_index[0].0;
             for chunk in same_index.chunks(INDEX_ENTRIES_PER_INSERT) {
-                let keys: SmallVec<[&[u8]; INDEX_ENTRIES_PER_INSERT]> =
-                    chunk.iter().map(|(_, key)| *key).collect();
-                self.with_kept(Kept::IndexEntries(index_id, keys.len()), |stmt| {
-                    insert_index_entries(stmt, primary_key, &keys)
+                self.with_kept(Kept::IndexEntries(index_id, chunk.len()), |stmt| {
+                    insert_index_entries(stmt, primary_key, chunk)
                 })?;
             }
         }
