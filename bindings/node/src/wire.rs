@@ -731,7 +731,7 @@ impl Reader<'_> {
                     }
                     Value::Array(items)
                 } else {
-                    let mut map = Object::with_capacity_and_hasher(len, Default::default());
+                    let mut map = Object::with_capacity(len);
                     for _ in 0..len {
                         let name_tag = self.byte()?;
                         let name = self.string(name_tag)?;

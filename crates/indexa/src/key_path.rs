@@ -592,9 +592,7 @@ pub fn inject_key_into_value_using_key_path(
         let Value::Object(map) = current else {
             unreachable!("checked above: every parent is an object");
         };
-        current = map
-            .entry(identifier.clone())
-            .or_insert_with(|| Value::Object(Object::default()));
+        current = map.get_or_insert_with(identifier, || Value::Object(Object::default()));
     }
     let Value::Object(map) = current else {
         unreachable!("checked above: the last parent is an object");

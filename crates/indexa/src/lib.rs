@@ -43,6 +43,7 @@ mod key_encoding;
 mod key_generator;
 mod key_path;
 mod key_range;
+pub mod object;
 mod object_store;
 mod query;
 mod schema;
@@ -72,6 +73,7 @@ pub use key_path::{
     inject_key_into_value_using_key_path, KeyPath, KeyPathExtraction,
 };
 pub use key_range::KeyRange;
+pub use object::{Object, PropertyHasher, INDEXED_FROM};
 pub use object_store::ObjectStore;
 pub use query::{Query, Record};
 pub use text::{
@@ -80,7 +82,7 @@ pub use text::{
 };
 pub use transaction::{Durability, Transaction, TransactionMode};
 pub use utf16::Utf16String;
-pub use value::{time_clip, Object, PropertyHasher, Value};
+pub use value::{time_clip, Value};
 pub use value_codec::{
     decode_value, encode_value, encode_value_into, visit_value, RecordVisitor, StoredText,
     ValueVisitor, MAX_VALUE_DEPTH, VALUE_FORMAT_VERSION,

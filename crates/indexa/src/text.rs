@@ -346,7 +346,7 @@ fn resolve(parsed: Parsed) -> Result<Value> {
     while let Some(step) = steps.pop() {
         value = match step {
             Step::Wrap(tag) => {
-                let mut map = Object::with_capacity_and_hasher(1, Default::default());
+                let mut map = Object::with_capacity(1);
                 map.insert(Utf16String::from(tag.name()), value);
                 Value::Object(map)
             }

@@ -239,6 +239,12 @@ impl PartialEq<str> for Utf16String {
     }
 }
 
+impl AsRef<[u16]> for Utf16String {
+    fn as_ref(&self) -> &[u16] {
+        self.units()
+    }
+}
+
 impl PartialEq<&str> for Utf16String {
     fn eq(&self, other: &&str) -> bool {
         self.eq_str(other)

@@ -4,9 +4,8 @@
 //! understands today (<https://html.spec.whatwg.org/multipage/structured-data.html>); the
 //! binary codec ([`crate::encode_value`]) reserves room for more kinds.
 
-use indexmap::IndexMap;
-
 use crate::key::Key;
+pub(crate) use crate::object::Object;
 use crate::utf16::Utf16String;
 
 /// ECMAScript's TimeClip (<https://tc39.es/ecma262/#sec-timeclip>): the time value a Date
@@ -18,18 +17,6 @@ pub fn time_clip(ms: f64) -> f64 {
     }
     ms.trunc() + 0.0
 }
-
-/// An object's own properties, in insertion order. Create one with `Object::default()` or
-/// `Object::with_capacity_and_hasher(n, Default::default())`, or collect one from
-/// `(Utf16String, Value)` pairs.
-pub type Object = IndexMap<Utf16String, Value, PropertyHasher>;
-
-/// The hasher of [`Object`]'s property names: foldhash. Every record read back builds its
-/// objects anew, and SipHash (the standard library's) took about a sixth of the instructions
-/// spent on that. foldhash resists hash flooding less than SipHash: its seeds (random per
-/// process, varied per map) keep property names from colliding on purpose unless someone
-/// studies a long-running process to recover them.
-pub type PropertyHasher = foldhash::fast::RandomState;
 
 /// A value stored in a record.
 ///

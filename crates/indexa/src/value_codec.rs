@@ -557,7 +557,10 @@ impl<'a> Reader<'a> {
         // the name of the property being read, with where it starts (checked against the
         // others once its value is read, as `Reader::value` does).
         type Open<'a> = (usize, Option<PropertyNames<'a>>, Option<(&'a [u8], usize)>);
-        let mut stack: Vec<Open<'a>> = Vec::new();
+        // Two open levels (a record and one nested object or array) need no allocation: a
+        // heap stack cost every record read a large allocation (an `Open` is a few hundred
+        // bytes), which also made the allocator consolidate its free lists.
+        let mut stack: smallvec::SmallVec<[Open<'a>; 2]> = smallvec::SmallVec::new();
         // The members the open arrays and objects still expect, after the one being read.
         let mut pending: usize = 0;
         loop {
@@ -663,7 +666,7 @@ impl<'a> Reader<'a> {
                         } else {
                             let name_at = self.pos;
                             stack.push(Frame::Object {
-                                map: Object::with_capacity_and_hasher(n, Default::default()),
+                                map: Object::with_capacity(n),
                                 left: n - 1,
                                 name: self.wtf8()?,
                                 name_at,
@@ -694,7 +697,7 @@ impl<'a> Reader<'a> {
                         name,
                         name_at,
                     }) => {
-                        if map.insert(std::mem::take(name), done).is_some() {
+                        if map.push_unique(std::mem::take(name), done).is_err() {
                             return Err(corrupt(*name_at, "duplicate property name"));
                         }
                         if *left == 0 {
@@ -719,7 +722,7 @@ impl<'a> Reader<'a> {
 #[derive(Default)]
 pub(crate) struct PropertyNames<'a> {
     few: smallvec::SmallVec<[&'a [u8]; 16]>,
-    many: Option<std::collections::HashSet<&'a [u8], crate::value::PropertyHasher>>,
+    many: Option<std::collections::HashSet<&'a [u8], crate::object::PropertyHasher>>,
 }
 
 impl<'a> PropertyNames<'a> {

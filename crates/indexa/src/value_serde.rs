@@ -221,7 +221,7 @@ impl ser::Serializer for ValueSerializer {
         variant: &'static str,
         value: &T,
     ) -> Result<Value> {
-        let mut map = Object::with_capacity_and_hasher(1, Default::default());
+        let mut map = Object::with_capacity(1);
         map.insert(
             Utf16String::from(variant),
             value.serialize(ValueSerializer)?,
@@ -256,7 +256,7 @@ impl ser::Serializer for ValueSerializer {
 
     fn serialize_map(self, len: Option<usize>) -> Result<SerializeObject> {
         Ok(SerializeObject {
-            map: Object::with_capacity_and_hasher(len.unwrap_or(0), Default::default()),
+            map: Object::with_capacity(len.unwrap_or(0)),
             next_key: None,
         })
     }
@@ -274,7 +274,7 @@ impl ser::Serializer for ValueSerializer {
     ) -> Result<SerializeObjectVariant> {
         Ok(SerializeObjectVariant {
             variant,
-            map: Object::with_capacity_and_hasher(len, Default::default()),
+            map: Object::with_capacity(len),
         })
     }
 }
@@ -336,7 +336,7 @@ impl ser::SerializeTupleVariant for SerializeArrayVariant {
     }
 
     fn end(self) -> Result<Value> {
-        let mut map = Object::with_capacity_and_hasher(1, Default::default());
+        let mut map = Object::with_capacity(1);
         map.insert(Utf16String::from(self.variant), Value::Array(self.items));
         Ok(Value::Object(map))
     }
@@ -409,7 +409,7 @@ impl ser::SerializeStructVariant for SerializeObjectVariant {
     }
 
     fn end(self) -> Result<Value> {
-        let mut outer = Object::with_capacity_and_hasher(1, Default::default());
+        let mut outer = Object::with_capacity(1);
         outer.insert(Utf16String::from(self.variant), Value::Object(self.map));
         Ok(Value::Object(outer))
     }
@@ -823,7 +823,7 @@ impl<'de> de::SeqAccess<'de> for SeqAccess {
 }
 
 struct MapAccess {
-    iter: indexmap::map::IntoIter<Utf16String, Value>,
+    iter: crate::object::IntoIter,
     value: Option<Value>,
 }
 
@@ -1114,10 +1114,7 @@ impl<'de> Visitor<'de> for ValueVisitor {
     }
 
     fn visit_map<A: de::MapAccess<'de>>(self, mut access: A) -> Result<Value, A::Error> {
-        let mut map = Object::with_capacity_and_hasher(
-            access.size_hint().unwrap_or(0).min(4096),
-            Default::default(),
-        );
+        let mut map = Object::with_capacity(access.size_hint().unwrap_or(0).min(4096));
         while let Some((name, item)) = access.next_entry::<String, Value>()? {
             map.insert(Utf16String::from(name), item);
         }

@@ -70,7 +70,7 @@ impl Outcome {
         self.cells
             .iter()
             .map(|cells| {
-                let mut row = Row::with_capacity_and_hasher(cells.len(), Default::default());
+                let mut row = Row::with_capacity(cells.len());
                 for (name, cell) in self.columns.iter().zip(cells) {
                     row.insert(name.clone(), cell.to_value());
                 }

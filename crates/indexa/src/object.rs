@@ -1,0 +1,446 @@
+//! A plain object's own properties: names and values in insertion order.
+//!
+//! Records are read back far more often than they are looked into by name, and most objects
+//! have a handful of properties, so an [`Object`] is a list of `(name, value)` pairs, searched
+//! in place while it has at most [`INDEXED_FROM`]` - 1` properties; from [`INDEXED_FROM`] on
+//! it also keeps a hash table from names to positions. (A hash map for every object, as
+//! `IndexMap`, which this type replaced, cost a record read about a seventh of its
+//! instructions: hashing each name and filling the table; see BENCHMARKS.md, "Objects without
+//! a hash table".)
+
+use std::fmt;
+use std::hash::BuildHasher;
+
+use hashbrown::HashTable;
+
+use crate::utf16::Utf16String;
+use crate::value::Value;
+
+/// The number of properties from which an [`Object`] keeps a hash table of its names; below
+/// it, names are compared one by one.
+pub const INDEXED_FROM: usize = 9;
+
+/// The hasher of an [`Object`]'s property names, once it has [`INDEXED_FROM`] properties:
+/// foldhash. foldhash resists hash flooding less than SipHash (the standard library's): its
+/// seeds (random per process, varied per map) keep property names from colliding on purpose
+/// unless someone studies a long-running process to recover them.
+pub type PropertyHasher = foldhash::fast::RandomState;
+
+/// An object's own properties, in insertion order (the order JavaScript enumerates a plain
+/// object's string-named properties in, and the order they are stored in).
+///
+/// Names are [`Utf16String`]s, as JavaScript's are. Lookups by name take time proportional
+/// to the number of properties below [`INDEXED_FROM`] and constant time from there; removing
+/// a property keeps the others' order and takes time proportional to their number.
+///
+/// Two objects are equal when they have the same names with equal values, in any order.
+#[derive(Clone, Default)]
+pub struct Object {
+    entries: Vec<(Utf16String, Value)>,
+    /// Positions in `entries`, by name: only while there are [`INDEXED_FROM`] or more.
+    index: Option<Box<NameIndex>>,
+}
+
+#[derive(Clone)]
+struct NameIndex {
+    positions: HashTable<usize>,
+    hasher: PropertyHasher,
+}
+
+impl NameIndex {
+    fn of(entries: &[(Utf16String, Value)]) -> Box<NameIndex> {
+        let mut index = Box::new(NameIndex {
+            positions: HashTable::with_capacity(entries.len()),
+            hasher: PropertyHasher::default(),
+        });
+        for (at, (name, _)) in entries.iter().enumerate() {
+            let hash = index.hasher.hash_one(name.units());
+            index
+                .positions
+                .insert_unique(hash, at, |&i| hash_of(&index.hasher, &entries[i].0));
+        }
+        index
+    }
+}
+
+fn hash_of(hasher: &PropertyHasher, name: &Utf16String) -> u64 {
+    hasher.hash_one(name.units())
+}
+
+impl Object {
+    /// An empty object.
+    pub fn new() -> Object {
+        Object::default()
+    }
+
+    /// An empty object with room for `n` properties before it reallocates.
+    pub fn with_capacity(n: usize) -> Object {
+        Object {
+            entries: Vec::with_capacity(n),
+            index: None,
+        }
+    }
+
+    /// The number of properties.
+    pub fn len(&self) -> usize {
+        self.entries.len()
+    }
+
+    /// True when the object has no properties.
+    pub fn is_empty(&self) -> bool {
+        self.entries.is_empty()
+    }
+
+    /// The position of property `name`, if the object has it.
+    fn position(&self, name: &[u16]) -> Option<usize> {
+        match &self.index {
+            None => self.entries.iter().position(|(n, _)| n.units() == name),
+            Some(index) => {
+                let hash = index.hasher.hash_one(name);
+                index
+                    .positions
+                    .find(hash, |&i| self.entries[i].0.units() == name)
+                    .copied()
+            }
+        }
+    }
+
+    /// The value of property `name` (its UTF-16 code units, e.g. a `&Utf16String`).
+    pub fn get(&self, name: &(impl AsRef<[u16]> + ?Sized)) -> Option<&Value> {
+        self.position(name.as_ref()).map(|i| &self.entries[i].1)
+    }
+
+    /// The value of property `name`, to change in place.
+    pub fn get_mut(&mut self, name: &(impl AsRef<[u16]> + ?Sized)) -> Option<&mut Value> {
+        self.position(name.as_ref()).map(|i| &mut self.entries[i].1)
+    }
+
+    /// True when the object has property `name`.
+    pub fn contains_key(&self, name: &(impl AsRef<[u16]> + ?Sized)) -> bool {
+        self.position(name.as_ref()).is_some()
+    }
+
+    /// The property at position `i` of the insertion order.
+    pub fn get_index(&self, i: usize) -> Option<(&Utf16String, &Value)> {
+        self.entries.get(i).map(|(n, v)| (n, v))
+    }
+
+    /// Sets property `name` to `value`: a new name goes last; a name the object has keeps its
+    /// place, and its old value is returned.
+    pub fn insert(&mut self, name: Utf16String, value: Value) -> Option<Value> {
+        match self.position(name.units()) {
+            Some(i) => Some(std::mem::replace(&mut self.entries[i].1, value)),
+            None => {
+                self.push_new(name, value);
+                None
+            }
+        }
+    }
+
+    /// Appends a property whose name the object does not have.
+    fn push_new(&mut self, name: Utf16String, value: Value) {
+        let at = self.entries.len();
+        match &mut self.index {
+            Some(index) => {
+                let hash = hash_of(&index.hasher, &name);
+                let entries = &self.entries;
+                index
+                    .positions
+                    .insert_unique(hash, at, |&i| hash_of(&index.hasher, &entries[i].0));
+                self.entries.push((name, value));
+            }
+            None => {
+                self.entries.push((name, value));
+                if self.entries.len() >= INDEXED_FROM {
+                    self.index = Some(NameIndex::of(&self.entries));
+                }
+            }
+        }
+    }
+
+    /// The value of property `name`, set first to `make()` (a new last property) when the
+    /// object does not have it.
+    pub fn get_or_insert_with(
+        &mut self,
+        name: &Utf16String,
+        make: impl FnOnce() -> Value,
+    ) -> &mut Value {
+        let i = match self.position(name.units()) {
+            Some(i) => i,
+            None => {
+                self.push_new(name.clone(), make());
+                self.entries.len() - 1
+            }
+        };
+        &mut self.entries[i].1
+    }
+
+    /// Removes property `name` and returns its value; the properties after it move up one
+    /// place, keeping their order (JavaScript's `delete`).
+    pub fn shift_remove(&mut self, name: &(impl AsRef<[u16]> + ?Sized)) -> Option<Value> {
+        let i = self.position(name.as_ref())?;
+        let (_, value) = self.entries.remove(i);
+        self.index = (self.entries.len() >= INDEXED_FROM).then(|| NameIndex::of(&self.entries));
+        Some(value)
+    }
+
+    /// The properties in insertion order.
+    pub fn iter(&self) -> Iter<'_> {
+        Iter(self.entries.iter())
+    }
+
+    /// The properties in insertion order, with their values to change in place.
+    pub fn iter_mut(&mut self) -> IterMut<'_> {
+        IterMut(self.entries.iter_mut())
+    }
+
+    /// The property names in insertion order.
+    pub fn keys(&self) -> impl ExactSizeIterator<Item = &Utf16String> + DoubleEndedIterator {
+        self.entries.iter().map(|(n, _)| n)
+    }
+
+    /// The values in insertion order.
+    pub fn values(&self) -> impl ExactSizeIterator<Item = &Value> + DoubleEndedIterator {
+        self.entries.iter().map(|(_, v)| v)
+    }
+
+    /// The values in insertion order, to change in place.
+    pub fn values_mut(
+        &mut self,
+    ) -> impl ExactSizeIterator<Item = &mut Value> + DoubleEndedIterator {
+        self.entries.iter_mut().map(|(_, v)| v)
+    }
+
+    /// Appends property `name`, which the caller has checked the object does not have yet:
+    /// `Err` gives the pair back when it does. Decoding uses it so that a stored object's
+    /// names are compared once.
+    pub(crate) fn push_unique(
+        &mut self,
+        name: Utf16String,
+        value: Value,
+    ) -> std::result::Result<(), (Utf16String, Value)> {
+        if self.position(name.units()).is_some() {
+            return Err((name, value));
+        }
+        self.push_new(name, value);
+        Ok(())
+    }
+}
+
+impl PartialEq for Object {
+    fn eq(&self, other: &Object) -> bool {
+        self.len() == other.len()
+            && self
+                .iter()
+                .all(|(name, value)| other.get(name).is_some_and(|v| v == value))
+    }
+}
+
+impl fmt::Debug for Object {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_map().entries(self.iter()).finish()
+    }
+}
+
+impl FromIterator<(Utf16String, Value)> for Object {
+    /// Collects properties in order; a repeated name keeps its first place and its last value.
+    fn from_iter<I: IntoIterator<Item = (Utf16String, Value)>>(iter: I) -> Object {
+        let mut object = Object::new();
+        object.extend(iter);
+        object
+    }
+}
+
+impl Extend<(Utf16String, Value)> for Object {
+    fn extend<I: IntoIterator<Item = (Utf16String, Value)>>(&mut self, iter: I) {
+        let iter = iter.into_iter();
+        self.entries.reserve(iter.size_hint().0);
+        for (name, value) in iter {
+            self.insert(name, value);
+        }
+    }
+}
+
+impl<const N: usize> From<[(Utf16String, Value); N]> for Object {
+    fn from(pairs: [(Utf16String, Value); N]) -> Object {
+        pairs.into_iter().collect()
+    }
+}
+
+/// The properties of an [`Object`], in insertion order ([`Object::iter`]).
+pub struct Iter<'a>(std::slice::Iter<'a, (Utf16String, Value)>);
+
+impl<'a> Iterator for Iter<'a> {
+    type Item = (&'a Utf16String, &'a Value);
+    fn next(&mut self) -> Option<Self::Item> {
+        self.0.next().map(|(n, v)| (n, v))
+    }
+    fn size_hint(&self) -> (usize, Option<usize>) {
+        self.0.size_hint()
+    }
+}
+
+impl DoubleEndedIterator for Iter<'_> {
+    fn next_back(&mut self) -> Option<Self::Item> {
+        self.0.next_back().map(|(n, v)| (n, v))
+    }
+}
+
+impl ExactSizeIterator for Iter<'_> {}
+
+/// The properties of an [`Object`] with their values to change ([`Object::iter_mut`]).
+pub struct IterMut<'a>(std::slice::IterMut<'a, (Utf16String, Value)>);
+
+impl<'a> Iterator for IterMut<'a> {
+    type Item = (&'a Utf16String, &'a mut Value);
+    fn next(&mut self) -> Option<Self::Item> {
+        self.0.next().map(|(n, v)| (&*n, v))
+    }
+    fn size_hint(&self) -> (usize, Option<usize>) {
+        self.0.size_hint()
+    }
+}
+
+impl ExactSizeIterator for IterMut<'_> {}
+
+/// The properties of an [`Object`], taken out of it in insertion order.
+pub struct IntoIter(std::vec::IntoIter<(Utf16String, Value)>);
+
+impl Iterator for IntoIter {
+    type Item = (Utf16String, Value);
+    fn next(&mut self) -> Option<Self::Item> {
+        self.0.next()
+    }
+    fn size_hint(&self) -> (usize, Option<usize>) {
+        self.0.size_hint()
+    }
+}
+
+impl DoubleEndedIterator for IntoIter {
+    fn next_back(&mut self) -> Option<Self::Item> {
+        self.0.next_back()
+    }
+}
+
+impl ExactSizeIterator for IntoIter {}
+
+impl IntoIterator for Object {
+    type Item = (Utf16String, Value);
+    type IntoIter = IntoIter;
+    fn into_iter(self) -> IntoIter {
+        IntoIter(self.entries.into_iter())
+    }
+}
+
+impl<'a> IntoIterator for &'a Object {
+    type Item = (&'a Utf16String, &'a Value);
+    type IntoIter = Iter<'a>;
+    fn into_iter(self) -> Iter<'a> {
+        self.iter()
+    }
+}
+
+impl<'a> IntoIterator for &'a mut Object {
+    type Item = (&'a Utf16String, &'a mut Value);
+    type IntoIter = IterMut<'a>;
+    fn into_iter(self) -> IterMut<'a> {
+        self.iter_mut()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn name(s: &str) -> Utf16String {
+        Utf16String::from(s)
+    }
+
+    /// An object of properties `p0` … `p{n-1}`, property `pi` holding `i`.
+    fn numbered(n: usize) -> Object {
+        (0..n)
+            .map(|i| (name(&format!("p{i}")), Value::Number(i as f64)))
+            .collect()
+    }
+
+    #[test]
+    fn insert_keeps_order_and_replaces_in_place() {
+        for n in [1, 3, INDEXED_FROM - 1, INDEXED_FROM, 40] {
+            let mut o = numbered(n);
+            assert_eq!(o.len(), n);
+            assert_eq!(o.index.is_some(), n >= INDEXED_FROM, "{n}");
+            assert_eq!(o.insert(name("p0"), Value::Null), Some(Value::Number(0.0)));
+            assert_eq!(o.insert(name("new"), Value::Bool(true)), None);
+            let names: Vec<String> = o.keys().map(|k| k.to_string_lossy()).collect();
+            let mut expected: Vec<String> = (0..n).map(|i| format!("p{i}")).collect();
+            expected.push("new".into());
+            assert_eq!(names, expected);
+            assert_eq!(o.get(&name("p0")), Some(&Value::Null));
+            for i in 1..n {
+                assert_eq!(
+                    o.get(&name(&format!("p{i}"))),
+                    Some(&Value::Number(i as f64))
+                );
+            }
+            assert_eq!(o.get(&name("new")), Some(&Value::Bool(true)));
+            assert_eq!(o.get(&name("absent")), None);
+        }
+    }
+
+    #[test]
+    fn the_hash_table_starts_at_its_size_and_goes_when_removals_shrink_the_object() {
+        let mut o = numbered(INDEXED_FROM - 1);
+        assert!(o.index.is_none());
+        o.insert(name("last"), Value::Null);
+        assert!(o.index.is_some());
+        assert_eq!(o.shift_remove(&name("p3")), Some(Value::Number(3.0)));
+        assert!(o.index.is_none());
+        assert_eq!(o.get(&name("last")), Some(&Value::Null));
+        assert_eq!(o.get(&name("p4")), Some(&Value::Number(4.0)));
+        assert_eq!(o.get(&name("p3")), None);
+    }
+
+    #[test]
+    fn shift_remove_keeps_the_order_of_the_others() {
+        for n in [5, INDEXED_FROM + 1, 40] {
+            let mut o = numbered(n);
+            assert_eq!(o.shift_remove(&name("p1")), Some(Value::Number(1.0)));
+            assert_eq!(o.shift_remove(&name("p1")), None);
+            let names: Vec<String> = o.keys().map(|k| k.to_string_lossy()).collect();
+            let expected: Vec<String> = (0..n)
+                .filter(|&i| i != 1)
+                .map(|i| format!("p{i}"))
+                .collect();
+            assert_eq!(names, expected);
+            for i in (0..n).filter(|&i| i != 1) {
+                assert_eq!(
+                    o.get(&name(&format!("p{i}"))),
+                    Some(&Value::Number(i as f64))
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn push_unique_refuses_a_name_the_object_has() {
+        for n in [2, INDEXED_FROM, 30] {
+            let mut o = numbered(n);
+            let back = o.push_unique(name("p1"), Value::Null).unwrap_err();
+            assert_eq!(back, (name("p1"), Value::Null));
+            assert_eq!(o.get(&name("p1")), Some(&Value::Number(1.0)));
+            o.push_unique(name("q"), Value::Null).unwrap();
+            assert_eq!(o.len(), n + 1);
+            assert_eq!(o.get_index(n), Some((&name("q"), &Value::Null)));
+        }
+    }
+
+    #[test]
+    fn equality_ignores_order_and_debug_shows_a_map() {
+        let a: Object = [(name("x"), Value::Null), (name("y"), Value::Bool(true))].into();
+        let b: Object = [(name("y"), Value::Bool(true)), (name("x"), Value::Null)].into();
+        assert_eq!(a, b);
+        assert_ne!(a, numbered(2));
+        assert_eq!(numbered(30), numbered(30));
+        assert_eq!(format!("{a:?}"), r#"{"x": Null, "y": Bool(true)}"#);
+    }
+}
