@@ -350,6 +350,8 @@ impl<'a> IntoIterator for &'a mut Object {
 
 #[cfg(test)]
 mod tests {
+    use proptest::prelude::*;
+
     use super::*;
 
     fn name(s: &str) -> Utf16String {
@@ -442,5 +444,92 @@ mod tests {
         assert_ne!(a, numbered(2));
         assert_eq!(numbered(30), numbered(30));
         assert_eq!(format!("{a:?}"), r#"{"x": Null, "y": Bool(true)}"#);
+    }
+
+    /// One change to an object, on names from a small pool so that they repeat.
+    #[derive(Debug, Clone)]
+    enum Op {
+        Insert(u8, i32),
+        Remove(u8),
+        GetOrInsert(u8, i32),
+        Push(u8, i32),
+    }
+
+    fn op() -> impl Strategy<Value = Op> {
+        let n = 0u8..24;
+        prop_oneof![
+            4 => (n.clone(), any::<i32>()).prop_map(|(k, v)| Op::Insert(k, v)),
+            2 => n.clone().prop_map(Op::Remove),
+            1 => (n.clone(), any::<i32>()).prop_map(|(k, v)| Op::GetOrInsert(k, v)),
+            1 => (n, any::<i32>()).prop_map(|(k, v)| Op::Push(k, v)),
+        ]
+    }
+
+    proptest! {
+        /// An object holds what a list of (name, value) pairs in insertion order would, with
+        /// JavaScript's assignment and `delete`, whichever side of [`INDEXED_FROM`] it is on.
+        #[test]
+        fn an_object_behaves_as_an_ordered_list_of_properties(
+            ops in prop::collection::vec(op(), 0..120),
+        ) {
+            let mut object = Object::new();
+            let mut model: Vec<(Utf16String, Value)> = Vec::new();
+            for op in ops {
+                let at = |model: &Vec<(Utf16String, Value)>, k: &Utf16String| {
+                    model.iter().position(|(n, _)| n == k)
+                };
+                match op {
+                    Op::Insert(k, v) => {
+                        let k = name(&format!("k{k}"));
+                        let v = Value::from(v);
+                        let old = match at(&model, &k) {
+                            Some(i) => Some(std::mem::replace(&mut model[i].1, v.clone())),
+                            None => {
+                                model.push((k.clone(), v.clone()));
+                                None
+                            }
+                        };
+                        prop_assert_eq!(object.insert(k, v), old);
+                    }
+                    Op::Remove(k) => {
+                        let k = name(&format!("k{k}"));
+                        let old = at(&model, &k).map(|i| model.remove(i).1);
+                        prop_assert_eq!(object.shift_remove(&k), old);
+                    }
+                    Op::GetOrInsert(k, v) => {
+                        let k = name(&format!("k{k}"));
+                        let i = at(&model, &k).unwrap_or_else(|| {
+                            model.push((k.clone(), Value::from(v)));
+                            model.len() - 1
+                        });
+                        let got = object.get_or_insert_with(&k, || Value::from(v));
+                        prop_assert_eq!(&*got, &model[i].1);
+                        *got = Value::Null;
+                        model[i].1 = Value::Null;
+                    }
+                    Op::Push(k, v) => {
+                        let k = name(&format!("k{k}"));
+                        let taken = at(&model, &k).is_some();
+                        if !taken {
+                            model.push((k.clone(), Value::from(v)));
+                        }
+                        prop_assert_eq!(object.push_unique(k, Value::from(v)).is_err(), taken);
+                    }
+                }
+                prop_assert_eq!(object.len(), model.len());
+                prop_assert_eq!(object.index.is_some(), model.len() >= INDEXED_FROM);
+            }
+            let pairs: Vec<(Utf16String, Value)> = object.clone().into_iter().collect();
+            prop_assert_eq!(&pairs, &model);
+            for (k, v) in &model {
+                prop_assert_eq!(object.get(k), Some(v));
+            }
+            for k in 0..24 {
+                let k = name(&format!("k{k}"));
+                prop_assert_eq!(object.contains_key(&k), model.iter().any(|(n, _)| *n == k));
+            }
+            let reversed: Object = model.iter().rev().cloned().collect();
+            prop_assert_eq!(&reversed, &object);
+        }
     }
 }
