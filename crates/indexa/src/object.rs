@@ -48,9 +48,10 @@ struct NameIndex {
 }
 
 impl NameIndex {
-    fn of(entries: &[(Utf16String, Value)]) -> Box<NameIndex> {
+    fn of(entries: &Vec<(Utf16String, Value)>) -> Box<NameIndex> {
+        // Sized for the room the list has, so that a decoded object's table is made once.
         let mut index = Box::new(NameIndex {
-            positions: HashTable::with_capacity(entries.len()),
+            positions: HashTable::with_capacity(entries.capacity()),
             hasher: PropertyHasher::default(),
         });
         for (at, (name, _)) in entries.iter().enumerate() {
@@ -176,12 +177,41 @@ impl Object {
     }
 
     /// Removes property `name` and returns its value; the properties after it move up one
-    /// place, keeping their order (JavaScript's `delete`).
+    /// place, keeping their order (JavaScript's `delete`). Takes time proportional to the
+    /// number of properties; no name is hashed again.
     pub fn shift_remove(&mut self, name: &(impl AsRef<[u16]> + ?Sized)) -> Option<Value> {
-        let i = self.position(name.as_ref())?;
+        let name = name.as_ref();
+        let i = self.position(name)?;
         let (_, value) = self.entries.remove(i);
-        self.index = (self.entries.len() >= INDEXED_FROM).then(|| NameIndex::of(&self.entries));
+        if self.entries.len() < INDEXED_FROM {
+            self.index = None;
+        } else if let Some(index) = &mut self.index {
+            let hash = index.hasher.hash_one(name);
+            if let Ok(slot) = index.positions.find_entry(hash, |&at| at == i) {
+                slot.remove();
+            }
+            for at in index.positions.iter_mut() {
+                if *at > i {
+                    *at -= 1;
+                }
+            }
+        }
         Some(value)
+    }
+
+    /// Removes every property.
+    pub fn clear(&mut self) {
+        self.entries.clear();
+        self.index = None;
+    }
+
+    /// Keeps the properties for which `keep(name, value)` is true, in their order.
+    pub fn retain(&mut self, mut keep: impl FnMut(&Utf16String, &mut Value) -> bool) {
+        let before = self.entries.len();
+        self.entries.retain_mut(|(name, value)| keep(name, value));
+        if self.entries.len() != before {
+            self.index = (self.entries.len() >= INDEXED_FROM).then(|| NameIndex::of(&self.entries));
+        }
     }
 
     /// The properties in insertion order.
@@ -211,9 +241,9 @@ impl Object {
         self.entries.iter_mut().map(|(_, v)| v)
     }
 
-    /// Appends property `name`, which the caller has checked the object does not have yet:
-    /// `Err` gives the pair back when it does. Decoding uses it so that a stored object's
-    /// names are compared once.
+    /// Appends property `name` unless the object has it, in which case `Err` gives the pair
+    /// back and nothing changes (where [`Object::insert`] would replace the value): decoding
+    /// refuses a stored object with a repeated name.
     pub(crate) fn push_unique(
         &mut self,
         name: Utf16String,
@@ -453,6 +483,9 @@ mod tests {
         Remove(u8),
         GetOrInsert(u8, i32),
         Push(u8, i32),
+        /// Keeps the properties whose name's number is not a multiple of this plus 2.
+        Retain(u8),
+        Clear,
     }
 
     fn op() -> impl Strategy<Value = Op> {
@@ -462,6 +495,8 @@ mod tests {
             2 => n.clone().prop_map(Op::Remove),
             1 => (n.clone(), any::<i32>()).prop_map(|(k, v)| Op::GetOrInsert(k, v)),
             1 => (n, any::<i32>()).prop_map(|(k, v)| Op::Push(k, v)),
+            // Clearing is rare, so that objects grow past the threshold between clears.
+            1 => (0u8..20).prop_map(|x| if x == 0 { Op::Clear } else { Op::Retain(x % 4) }),
         ]
     }
 
@@ -506,6 +541,18 @@ mod tests {
                         prop_assert_eq!(&*got, &model[i].1);
                         *got = Value::Null;
                         model[i].1 = Value::Null;
+                    }
+                    Op::Retain(m) => {
+                        let drop = |n: &Utf16String| {
+                            let k: u32 = n.to_string_lossy()[1..].parse().unwrap();
+                            k % (u32::from(m) + 2) == 0
+                        };
+                        model.retain(|(n, _)| !drop(n));
+                        object.retain(|n, _| !drop(n));
+                    }
+                    Op::Clear => {
+                        model.clear();
+                        object.clear();
                     }
                     Op::Push(k, v) => {
                         let k = name(&format!("k{k}"));
