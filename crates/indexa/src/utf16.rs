@@ -94,6 +94,7 @@ impl Utf16String {
 
     /// The string of `bytes` when they are all ASCII (below `0x80`), one code unit per byte;
     /// `None` when one is not. Cheaper than going through `&str` for text known to be ASCII.
+    #[inline]
     pub fn from_ascii(bytes: &[u8]) -> Option<Self> {
         if bytes.len() <= INLINE_UNITS {
             let (lo, hi) = short_le(bytes);

@@ -297,10 +297,21 @@ impl LoneSurrogates<'_> {
 }
 
 /// Decodes WTF-8 into UTF-16 code units; `None` if `bytes` is not valid WTF-8.
+///
+/// Inlined: most strings are short and ASCII, and returned through two calls each one cost
+/// a generic read more than the widening itself (see BENCHMARKS.md, "Strings widened in
+/// line").
+#[inline]
 pub(crate) fn wtf8_to_units(bytes: &[u8]) -> Option<Utf16String> {
     if let Some(ascii) = Utf16String::from_ascii(bytes) {
         return Some(ascii);
     }
+    wtf8_to_units_beyond_ascii(bytes)
+}
+
+/// [`wtf8_to_units`] for bytes that are not all ASCII.
+#[inline(never)]
+fn wtf8_to_units_beyond_ascii(bytes: &[u8]) -> Option<Utf16String> {
     if let Ok(s) = std::str::from_utf8(bytes) {
         return Some(s.encode_utf16().collect());
     }
