@@ -515,6 +515,7 @@ impl<'a> Reader<'a> {
 
     /// A string's WTF-8 bytes, checked: `Ok(str)` when they are UTF-8, else the bytes of a
     /// string that holds a lone surrogate. (Small, so handing it on copies no code units.)
+    #[inline]
     pub(crate) fn text(&mut self) -> Result<std::result::Result<&'a str, LoneSurrogates<'a>>> {
         let start = self.pos;
         let len = self.count(1, 0)?;
