@@ -295,8 +295,9 @@ fn check_file<W: Write>(path: &Path, report: &mut Report<'_, W>) -> Result<(), S
     // One read transaction: the whole check sees one snapshot while writers run.
     conn.execute_batch("BEGIN")?;
     integrity(&conn, report)?;
-    check_stores(&conn, report)?;
-    check_orphans(&conn, report)?;
+    let tables = table_names(&conn)?;
+    check_stores(&conn, &tables, report)?;
+    check_orphans(&conn, &tables, report)?;
     conn.execute_batch("COMMIT")?;
     Ok(())
 }
@@ -315,7 +316,12 @@ fn integrity<W: Write>(conn: &Connection, report: &mut Report<'_, W>) -> Result<
     Ok(())
 }
 
-fn check_stores<W: Write>(conn: &Connection, report: &mut Report<'_, W>) -> Result<(), Stop> {
+/// Checks every store (`tables`: the file's tables, [`table_names`]).
+fn check_stores<W: Write>(
+    conn: &Connection,
+    tables: &HashSet<String>,
+    report: &mut Report<'_, W>,
+) -> Result<(), Stop> {
     let mut stmt = conn
         .prepare("SELECT id, name, key_path, key_path_is_array, auto_increment, current_number FROM object_store ORDER BY name")?;
     let mut stores = Vec::new();
@@ -335,16 +341,15 @@ fn check_stores<W: Write>(conn: &Connection, report: &mut Report<'_, W>) -> Resu
         });
     }
     drop(rows);
-    let tables = table_names(conn)?;
     for store in stores {
         report.stores += 1;
-        check_store(conn, &store, &tables, report)?;
+        check_store(conn, &store, tables, report)?;
     }
     Ok(())
 }
 
-/// The names of the file's tables, read once: a store with many indexes looks each index's
-/// table up here instead of in `sqlite_master`.
+/// The names of the file's tables, read once: each store's and index's table, and the
+/// orphan tables, are looked up here instead of in `sqlite_master`.
 fn table_names(conn: &Connection) -> Result<HashSet<String>, Stop> {
     let mut stmt = conn.prepare("SELECT name FROM sqlite_master WHERE type = 'table'")?;
     let names = stmt
@@ -568,19 +573,10 @@ fn check_index<W: Write>(
     Ok(())
 }
 
-/// The ids of the tables named as `table_name` names them (`prefix` and an id: no sign, no
-/// leading zero), rising.
-fn table_ids(
-    conn: &Connection,
-    prefix: &str,
-    table_name: fn(i64) -> String,
-) -> Result<Vec<i64>, Stop> {
-    let mut stmt = conn
-        .prepare("SELECT name FROM sqlite_master WHERE type = 'table' AND name GLOB ?1 || '*'")?;
-    let names = stmt
-        .query_map([prefix], |r| r.get::<_, String>(0))?
-        .collect::<Result<Vec<_>, _>>()?;
-    let mut ids: Vec<i64> = names
+/// The ids of the tables among `tables` named as `table_name` names them (`prefix` and an
+/// id: no sign, no leading zero), rising.
+fn table_ids(tables: &HashSet<String>, prefix: &str, table_name: fn(i64) -> String) -> Vec<i64> {
+    let mut ids: Vec<i64> = tables
         .iter()
         .filter_map(|name| {
             let id = name.strip_prefix(prefix)?.parse::<i64>().ok()?;
@@ -588,23 +584,27 @@ fn table_ids(
         })
         .collect();
     ids.sort_unstable();
-    Ok(ids)
+    ids
 }
 
 /// Rows no object store or index owns: records whose object store does not exist, indexes
 /// whose object store does not exist, and index entries whose index does not exist (a store
 /// or index deleted without its rows). Reported once per missing owner, with a count.
-fn check_orphans<W: Write>(conn: &Connection, report: &mut Report<'_, W>) -> Result<(), Stop> {
-    let ids = |sql: &str| -> Result<Vec<i64>, Stop> {
+fn check_orphans<W: Write>(
+    conn: &Connection,
+    tables: &HashSet<String>,
+    report: &mut Report<'_, W>,
+) -> Result<(), Stop> {
+    let ids = |sql: &str| -> Result<HashSet<i64>, Stop> {
         let mut stmt = conn.prepare(sql)?;
         let ids = stmt
             .query_map([], |r| r.get(0))?
-            .collect::<Result<Vec<i64>, _>>()?;
+            .collect::<Result<HashSet<i64>, _>>()?;
         Ok(ids)
     };
     let stores = ids("SELECT id FROM object_store")?;
     let indexes = ids("SELECT id FROM object_store_index")?;
-    for id in table_ids(conn, "record_", record_table)? {
+    for id in table_ids(tables, "record_", record_table) {
         if !stores.contains(&id) {
             let count: i64 = conn.query_row(
                 &format!("SELECT count(*) FROM {}", record_table(id)),
@@ -635,7 +635,7 @@ fn check_orphans<W: Write>(conn: &Connection, report: &mut Report<'_, W>) -> Res
             )?;
         }
     }
-    for id in table_ids(conn, "index_", index_table)? {
+    for id in table_ids(tables, "index_", index_table) {
         if !indexes.contains(&id) {
             let count: i64 = conn.query_row(
                 &format!("SELECT count(*) FROM {}", index_table(id)),

@@ -16,8 +16,9 @@ use crate::key_encoding::{
     encode_stored_scalar_as_key_into, encode_value_as_key, encode_values_as_array_key,
     TAG_ARRAY as TAG_ARRAY_KEY, TERMINATOR,
 };
+use crate::object::Object;
 use crate::utf16::Utf16String;
-use crate::value::{Object, Value};
+use crate::value::Value;
 use crate::value_codec::{Reader, TAG_OBJECT};
 use crate::value_codec_serde::StoredValue;
 

@@ -55,17 +55,18 @@ impl NameIndex {
             hasher: PropertyHasher::default(),
         });
         for (at, (name, _)) in entries.iter().enumerate() {
-            let hash = index.hasher.hash_one(name.units());
+            let hash = hash_of(&index.hasher, name.units());
             index
                 .positions
-                .insert_unique(hash, at, |&i| hash_of(&index.hasher, &entries[i].0));
+                .insert_unique(hash, at, |&i| hash_of(&index.hasher, entries[i].0.units()));
         }
         index
     }
 }
 
-fn hash_of(hasher: &PropertyHasher, name: &Utf16String) -> u64 {
-    hasher.hash_one(name.units())
+/// The hash of a property name's code units in a [`NameIndex`].
+fn hash_of(hasher: &PropertyHasher, name: &[u16]) -> u64 {
+    hasher.hash_one(name)
 }
 
 impl Object {
@@ -97,7 +98,7 @@ impl Object {
         match &self.index {
             None => self.entries.iter().position(|(n, _)| n.units() == name),
             Some(index) => {
-                let hash = index.hasher.hash_one(name);
+                let hash = hash_of(&index.hasher, name);
                 index
                     .positions
                     .find(hash, |&i| self.entries[i].0.units() == name)
@@ -143,11 +144,11 @@ impl Object {
         let at = self.entries.len();
         match &mut self.index {
             Some(index) => {
-                let hash = hash_of(&index.hasher, &name);
+                let hash = hash_of(&index.hasher, name.units());
                 let entries = &self.entries;
                 index
                     .positions
-                    .insert_unique(hash, at, |&i| hash_of(&index.hasher, &entries[i].0));
+                    .insert_unique(hash, at, |&i| hash_of(&index.hasher, entries[i].0.units()));
                 self.entries.push((name, value));
             }
             None => {
@@ -186,7 +187,7 @@ impl Object {
         if self.entries.len() < INDEXED_FROM {
             self.index = None;
         } else if let Some(index) = &mut self.index {
-            let hash = index.hasher.hash_one(name);
+            let hash = hash_of(&index.hasher, name);
             if let Ok(slot) = index.positions.find_entry(hash, |&at| at == i) {
                 slot.remove();
             }

@@ -44,8 +44,9 @@ use base64::Engine as _;
 
 use crate::error::{Error, Result};
 use crate::key::{convert_value_to_key, Key};
+use crate::object::Object;
 use crate::utf16::Utf16String;
-use crate::value::{time_clip, Object, Value};
+use crate::value::{time_clip, Value};
 
 /// The deepest nesting of arrays and objects (tag objects included) [`parse_value`] accepts:
 /// the same as [`crate::MAX_VALUE_DEPTH`], so every stored value can be written out and read

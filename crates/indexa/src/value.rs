@@ -5,7 +5,7 @@
 //! binary codec ([`crate::encode_value`]) reserves room for more kinds.
 
 use crate::key::Key;
-pub(crate) use crate::object::Object;
+use crate::object::Object;
 use crate::utf16::Utf16String;
 
 /// ECMAScript's TimeClip (<https://tc39.es/ecma262/#sec-timeclip>): the time value a Date

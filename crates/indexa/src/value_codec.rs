@@ -40,8 +40,9 @@
 //! remaining input can fill.
 
 use crate::error::{Error, Result};
+use crate::object::Object;
 use crate::utf16::Utf16String;
-use crate::value::{Object, Value};
+use crate::value::Value;
 
 /// The format version byte that starts every encoded value; a decoder refuses other versions.
 pub const VALUE_FORMAT_VERSION: u8 = 1;
@@ -298,9 +299,8 @@ impl LoneSurrogates<'_> {
 
 /// Decodes WTF-8 into UTF-16 code units; `None` if `bytes` is not valid WTF-8.
 ///
-/// Inlined: most strings are short and ASCII, and returned through two calls each one cost
-/// a generic read more than the widening itself (see BENCHMARKS.md, "Strings widened in
-/// line").
+/// Inlined: most strings are short and ASCII, and returning each through two calls cost a
+/// generic read more than the widening itself (see BENCHMARKS.md, "Strings widened in line").
 #[inline]
 pub(crate) fn wtf8_to_units(bytes: &[u8]) -> Option<Utf16String> {
     if let Some(ascii) = Utf16String::from_ascii(bytes) {
@@ -808,8 +808,9 @@ enum Frame {
 pub(crate) mod testing {
     use proptest::prelude::*;
 
+    use crate::object::Object;
     use crate::utf16::Utf16String;
-    use crate::value::{Object, Value};
+    use crate::value::Value;
 
     /// True when `a` and `b` are the same value: numbers and dates compared by bits, except that
     /// with `exact_nan == false` any two NaNs match (JavaScript's SameValue).

@@ -33,8 +33,9 @@ use serde::de::{self, DeserializeSeed, IntoDeserializer, Visitor};
 use serde::ser::{self, Impossible, Serialize};
 
 use crate::error::{Error, Result};
+use crate::object::Object;
 use crate::utf16::Utf16String;
-use crate::value::{Object, Value};
+use crate::value::Value;
 
 /// Converts any `Serialize` type to a [`Value`] (mapping in the module docs).
 ///
