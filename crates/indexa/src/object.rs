@@ -133,14 +133,16 @@ impl Object {
         match self.position(name.units()) {
             Some(i) => Some(std::mem::replace(&mut self.entries[i].1, value)),
             None => {
-                self.push_new(name, value);
+                self.push_distinct(name, value);
                 None
             }
         }
     }
 
-    /// Appends a property whose name the object does not have.
-    fn push_new(&mut self, name: Utf16String, value: Value) {
+    /// Appends property `name`, which the caller knows the object does not have (the decoder,
+    /// when no earlier name shares its sketch); with a name the object has, the object would
+    /// hold it twice.
+    pub(crate) fn push_distinct(&mut self, name: Utf16String, value: Value) {
         let at = self.entries.len();
         match &mut self.index {
             Some(index) => {
@@ -170,7 +172,7 @@ impl Object {
         let i = match self.position(name.units()) {
             Some(i) => i,
             None => {
-                self.push_new(name.clone(), make());
+                self.push_distinct(name.clone(), make());
                 self.entries.len() - 1
             }
         };
@@ -253,7 +255,7 @@ impl Object {
         if self.position(name.units()).is_some() {
             return Err((name, value));
         }
-        self.push_new(name, value);
+        self.push_distinct(name, value);
         Ok(())
     }
 }

@@ -682,6 +682,7 @@ impl<'a> Reader<'a> {
                                 left: n - 1,
                                 name: self.wtf8()?,
                                 name_at,
+                                sketches: 0,
                             });
                         }
                         continue;
@@ -708,10 +709,17 @@ impl<'a> Reader<'a> {
                         left,
                         name,
                         name_at,
+                        sketches,
                     }) => {
-                        if map.push_unique(std::mem::take(name), done).is_err() {
+                        // A name whose sketch no earlier name had is new: appended unchecked.
+                        let bit = units_sketch_bit(name.units());
+                        let named = std::mem::take(name);
+                        if *sketches & bit == 0 {
+                            map.push_distinct(named, done);
+                        } else if map.push_unique(named, done).is_err() {
                             return Err(corrupt(*name_at, "duplicate property name"));
                         }
+                        *sketches |= bit;
                         if *left == 0 {
                             done = Value::Object(std::mem::take(map));
                             stack.pop();
@@ -748,10 +756,27 @@ fn sketch_bit(name: &[u8]) -> u64 {
         [first, .., last] => (*first, *last),
         [only] => (*only, *only),
     };
-    let sketch = (name.len() as u32)
+    sketch_of(name.len(), u32::from(first), u32::from(last))
+}
+
+/// The bit of a decoded name's sketch (its code units), as [`sketch_bit`] for the decoder's
+/// objects.
+fn units_sketch_bit(name: &[u16]) -> u64 {
+    let (first, last) = match name {
+        [] => (0, 0),
+        [first, .., last] => (*first, *last),
+        [only] => (*only, *only),
+    };
+    sketch_of(name.len(), u32::from(first), u32::from(last))
+}
+
+/// One bit of 64 picked by a name's length, first and last byte or code unit.
+#[inline]
+fn sketch_of(len: usize, first: u32, last: u32) -> u64 {
+    let sketch = (len as u32)
         .wrapping_mul(7)
-        .wrapping_add(u32::from(first).wrapping_mul(3))
-        .wrapping_add(u32::from(last));
+        .wrapping_add(first.wrapping_mul(3))
+        .wrapping_add(last);
     1 << (sketch & 63)
 }
 
@@ -799,6 +824,8 @@ enum Frame {
         /// The name of the property being read, and where it starts.
         name: Utf16String,
         name_at: usize,
+        /// The sketches of the names appended so far (see [`PropertyNames`]).
+        sketches: u64,
     },
 }
 
@@ -1231,9 +1258,16 @@ mod tests {
         // Same length, first and last byte: one sketch, different names.
         assert_eq!(sketch_bit(b"axb"), sketch_bit(b"ayb"));
         assert_eq!(sketch_bit(b""), 1);
+        let units = |s: &str| s.encode_utf16().collect::<Vec<u16>>();
+        assert_eq!(units_sketch_bit(&units("axb")), sketch_bit(b"axb"));
+        assert_eq!(units_sketch_bit(&units("ayb")), sketch_bit(b"ayb"));
         let distinct = object_named(&["axb", "ayb", "", "a", "azb"]);
         assert_eq!(check_value(&distinct), Ok(()));
-        assert!(decode_value(&distinct).is_ok());
+        let Ok(Value::Object(decoded)) = decode_value(&distinct) else {
+            panic!("not an object")
+        };
+        let decoded: Vec<String> = decoded.keys().map(|k| k.to_string_lossy()).collect();
+        assert_eq!(decoded, ["axb", "ayb", "", "a", "azb"]);
         for names in [
             &["axb", "ayb", "axb"][..],
             &["", "q", ""],
@@ -1249,6 +1283,13 @@ mod tests {
         assert_eq!(check_value(&object_named(&names)), Ok(()));
         names.push("n3");
         assert!(check_value(&object_named(&names)).is_err());
+        assert!(decode_value(&object_named(&names)).is_err());
+        // Past 64 names every sketch bit may be taken: decoding still refuses only repeats.
+        let many: Vec<String> = (0..100).map(|i| format!("n{i}")).collect();
+        let mut names: Vec<&str> = many.iter().map(String::as_str).collect();
+        assert!(decode_value(&object_named(&names)).is_ok());
+        names.push("n99");
+        assert!(decode_value(&object_named(&names)).is_err());
     }
 
     #[test]
