@@ -89,6 +89,20 @@ impl Rows {
         self.ends.push([key_end, primary_key_end, self.bytes.len()]);
     }
 
+    /// Makes room for `more` rows of the average size of those in so far (at most
+    /// [`Rows::RESERVED_AT_MOST`] of them): a read that expects many rows reserves once after
+    /// its first, instead of growing its buffers by doubling and copying them each time.
+    pub(crate) fn reserve_like_so_far(&mut self, more: usize) {
+        let more = more.min(Self::RESERVED_AT_MOST);
+        if let Some(average) = self.bytes.len().checked_div(self.len()) {
+            self.bytes.reserve(average * more);
+            self.ends.reserve(more);
+        }
+    }
+
+    /// The most rows [`Rows::reserve_like_so_far`] makes room for.
+    pub(crate) const RESERVED_AT_MOST: usize = 1024;
+
     /// Frees the buffers' room beyond the rows, once the last row is in (a buffer grown by
     /// doubling can hold twice what it needs).
     pub(crate) fn shrink_to_fit(&mut self) {
@@ -421,6 +435,27 @@ impl Place {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn room_is_made_for_rows_like_those_so_far() {
+        let mut rows = Rows::new(false, true);
+        rows.reserve_like_so_far(100);
+        assert_eq!(rows.bytes.capacity(), 0, "no row yet: no size to go by");
+        rows.push(b"\x30k1", b"", b"\x01v1234");
+        rows.reserve_like_so_far(100);
+        assert!(
+            rows.bytes.capacity() >= 101 * 9,
+            "{}",
+            rows.bytes.capacity()
+        );
+        assert!(rows.ends.capacity() >= 101);
+        rows.reserve_like_so_far(usize::MAX);
+        assert!(rows.bytes.capacity() < (Rows::RESERVED_AT_MOST + 2) * 9);
+        rows.push(b"\x30k2", b"", b"\x01v");
+        rows.shrink_to_fit();
+        assert_eq!(rows.row(1), (&b"\x30k2"[..], None, Some(&b"\x01v"[..])));
+        assert_eq!(rows.bytes.capacity(), rows.byte_len());
+    }
 
     #[test]
     fn rows_give_back_the_parts_they_hold() {

@@ -1058,6 +1058,7 @@ pub(crate) fn select_records(
         &sql,
         rusqlite::params_from_iter(params),
         Rows::new(false, with_values),
+        limit,
     )
 }
 
@@ -1132,6 +1133,7 @@ pub(crate) fn step_store(
         &sql,
         rusqlite::params_from_iter(params),
         Rows::new(false, with_value),
+        limit,
     )
 }
 
@@ -1250,16 +1252,19 @@ pub(crate) fn select_index_entries(
         &sql,
         rusqlite::params_from_iter(params),
         Rows::new(true, with_values),
+        limit,
     )
 }
 
 /// Runs a query whose rows are (key[, primary key][, value]) as `rows` holds them, appending
-/// each row to `rows`.
+/// each row to `rows`; `limit` is the query's `LIMIT` (0: none), for which room is made once
+/// the first row is in.
 fn query_rows(
     conn: &Connection,
     sql: &str,
     params: impl rusqlite::Params,
     mut rows: Rows,
+    limit: u32,
 ) -> Result<Rows> {
     let (with_primary_key, with_value) = rows.holds();
     let mut stmt = conn.prepare_cached(sql).sql()?;
@@ -1277,6 +1282,9 @@ fn query_rows(
             false => &[],
         };
         rows.push(key.as_bytes(), primary_key.as_bytes(), value);
+        if rows.len() == 1 && limit > 1 {
+            rows.reserve_like_so_far(limit as usize - 1);
+        }
     }
     rows.shrink_to_fit();
     Ok(rows)
@@ -1339,6 +1347,7 @@ pub(crate) fn step_index(
         &sql,
         rusqlite::params_from_iter(params),
         Rows::new(true, with_value),
+        limit,
     )
 }
 
@@ -1414,7 +1423,7 @@ pub(crate) fn first_entry_with_key(
         format!("SELECT e.key, e.primary_key FROM {table} e WHERE e.key = ?1 ORDER BY e.primary_key LIMIT 1")
     };
     let params = params![SqlKey(key)];
-    query_rows(conn, &sql, params, Rows::new(true, with_value))
+    query_rows(conn, &sql, params, Rows::new(true, with_value), 1)
 }
 
 /// Reads the name and version stored in a database file without creating or changing
