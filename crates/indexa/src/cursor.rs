@@ -381,16 +381,17 @@ impl Cursor {
                 "the cursor belongs to another transaction".into(),
             ));
         }
-        let schema = tx.schema();
-        let store = schema
-            .store_by_id(self.source.store_id)
-            .ok_or_else(|| Error::InvalidState("the cursor's object store was deleted".into()))?;
-        if let Some(index_id) = self.source.index_id {
-            if store.index_by_id(index_id).is_none() {
-                return Err(Error::InvalidState("the cursor's index was deleted".into()));
-            }
+        if tx.source_exists(self.source.store_id, self.source.index_id) {
+            return Ok(());
         }
-        Ok(())
+        Err(Error::InvalidState(
+            if tx.source_exists(self.source.store_id, None) {
+                "the cursor's index was deleted"
+            } else {
+                "the cursor's object store was deleted"
+            }
+            .into(),
+        ))
     }
 
     fn check_positioned(&self) -> Result<&Position> {

@@ -97,7 +97,9 @@ impl<'t> Index<'t> {
 
     /// Checks the transaction is active and the index still exists.
     fn check_usable(&self) -> Result<()> {
-        self.with_meta(|_| Ok(()))?;
+        if !self.tx.source_exists(self.store_id, Some(self.id)) {
+            return Err(Error::InvalidState("the index has been deleted".into()));
+        }
         self.tx.check_active()
     }
 

@@ -130,7 +130,11 @@ impl<'t> ObjectStore<'t> {
     /// Checks the store still exists (else InvalidStateError), then that the transaction is
     /// active — the order of the spec's steps for every request.
     fn check_usable(&self) -> Result<()> {
-        self.with_meta(|_| Ok(()))?;
+        if !self.tx.source_exists(self.id, None) {
+            return Err(Error::InvalidState(
+                "the object store has been deleted".into(),
+            ));
+        }
         self.tx.check_active()
     }
 

@@ -120,6 +120,12 @@ impl Schema {
         self.stores.get(self.store_names.get(&id)?)
     }
 
+    /// True while the object store whose id is `id` exists: [`Schema::store_by_id`] without
+    /// finding the store by its name.
+    pub fn has_store(&self, id: i64) -> bool {
+        self.store_names.contains_key(&id)
+    }
+
     /// The object store called `name`, to change its indexes.
     pub fn store_mut(&mut self, name: &Utf16String) -> Option<&mut StoreMeta> {
         self.stores.get_mut(name)
@@ -170,6 +176,12 @@ impl StoreMeta {
     /// The index whose id is `id`, if it still exists.
     pub fn index_by_id(&self, id: i64) -> Option<&IndexMeta> {
         self.indexes.get(self.index_names.get(&id)?)
+    }
+
+    /// True while the index whose id is `id` exists: [`StoreMeta::index_by_id`] without
+    /// finding the index by its name.
+    pub fn has_index(&self, id: i64) -> bool {
+        self.index_names.contains_key(&id)
     }
 
     /// Adds an index (replacing one of the same name).

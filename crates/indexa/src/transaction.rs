@@ -564,6 +564,20 @@ impl Transaction {
         self.state.borrow().schema.clone()
     }
 
+    /// True while the object store `store_id` and, with `index_id`, its index exist in the
+    /// schema as this transaction sees it: every request's check that its source was not
+    /// deleted, without taking a reference to the schema or finding the source by name.
+    pub(crate) fn source_exists(&self, store_id: i64, index_id: Option<i64>) -> bool {
+        let state = self.state.borrow();
+        match index_id {
+            None => state.schema.has_store(store_id),
+            Some(id) => state
+                .schema
+                .store_by_id(store_id)
+                .is_some_and(|store| store.has_index(id)),
+        }
+    }
+
     /// Changes the schema as this transaction sees it (upgrade only; callers checked).
     pub(crate) fn edit_schema<R>(&self, f: impl FnOnce(&mut Schema) -> R) -> R {
         f(Arc::make_mut(&mut self.state.borrow_mut().schema))
