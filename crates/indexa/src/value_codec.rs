@@ -712,7 +712,7 @@ impl<'a> Reader<'a> {
                         sketches,
                     }) => {
                         // A name whose sketch no earlier name had is new: appended unchecked.
-                        let bit = units_sketch_bit(name.units());
+                        let bit = sketch_bit(name.units());
                         let named = std::mem::take(name);
                         if *sketches & bit == 0 {
                             map.push_distinct(named, done);
@@ -749,25 +749,15 @@ pub(crate) struct PropertyNames<'a> {
     many: Option<std::collections::HashSet<&'a [u8], crate::object::PropertyHasher>>,
 }
 
-/// The bit of `name`'s sketch in [`PropertyNames`]' mask: equal names have equal sketches.
-fn sketch_bit(name: &[u8]) -> u64 {
+/// The bit of `name`'s sketch (its WTF-8 bytes, or a decoded name's code units) in
+/// [`PropertyNames`]' mask and the decoder's: equal names have equal sketches.
+fn sketch_bit<T: Copy + Into<u32>>(name: &[T]) -> u64 {
     let (first, last) = match name {
         [] => (0, 0),
-        [first, .., last] => (*first, *last),
-        [only] => (*only, *only),
+        [first, .., last] => ((*first).into(), (*last).into()),
+        [only] => ((*only).into(), (*only).into()),
     };
-    sketch_of(name.len(), u32::from(first), u32::from(last))
-}
-
-/// The bit of a decoded name's sketch (its code units), as [`sketch_bit`] for the decoder's
-/// objects.
-fn units_sketch_bit(name: &[u16]) -> u64 {
-    let (first, last) = match name {
-        [] => (0, 0),
-        [first, .., last] => (*first, *last),
-        [only] => (*only, *only),
-    };
-    sketch_of(name.len(), u32::from(first), u32::from(last))
+    sketch_of(name.len(), first, last)
 }
 
 /// One bit of 64 picked by a name's length, first and last byte or code unit.
@@ -824,7 +814,7 @@ enum Frame {
         /// The name of the property being read, and where it starts.
         name: Utf16String,
         name_at: usize,
-        /// The sketches of the names appended so far (see [`PropertyNames`]).
+        /// The sketches of the names appended so far ([`sketch_bit`]).
         sketches: u64,
     },
 }
@@ -1259,8 +1249,8 @@ mod tests {
         assert_eq!(sketch_bit(b"axb"), sketch_bit(b"ayb"));
         assert_eq!(sketch_bit(b""), 1);
         let units = |s: &str| s.encode_utf16().collect::<Vec<u16>>();
-        assert_eq!(units_sketch_bit(&units("axb")), sketch_bit(b"axb"));
-        assert_eq!(units_sketch_bit(&units("ayb")), sketch_bit(b"ayb"));
+        assert_eq!(sketch_bit(&units("axb")), sketch_bit(b"axb"));
+        assert_eq!(sketch_bit(&units("ayb")), sketch_bit(b"ayb"));
         let distinct = object_named(&["axb", "ayb", "", "a", "azb"]);
         assert_eq!(check_value(&distinct), Ok(()));
         let Ok(Value::Object(decoded)) = decode_value(&distinct) else {
