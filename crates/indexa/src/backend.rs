@@ -90,18 +90,28 @@ impl Rows {
     }
 
     /// Makes room for `more` rows of the average size of those in so far (at most
-    /// [`Rows::RESERVED_AT_MOST`] of them): a read that expects many rows reserves once after
-    /// its first, instead of growing its buffers by doubling and copying them each time.
+    /// [`Rows::RESERVED_AT_MOST`] rows and [`Rows::RESERVED_BYTES_AT_MOST`] bytes): a read
+    /// that expects many rows reserves once after its first, instead of growing its buffers
+    /// by doubling and copying them each time. Large rows reserve no more than the cap, so
+    /// a read holds no more than it has read plus the cap.
     pub(crate) fn reserve_like_so_far(&mut self, more: usize) {
         let more = more.min(Self::RESERVED_AT_MOST);
         if let Some(average) = self.bytes.len().checked_div(self.len()) {
-            self.bytes.reserve(average * more);
-            self.ends.reserve(more);
+            self.bytes.reserve_exact(
+                average
+                    .saturating_mul(more)
+                    .min(Self::RESERVED_BYTES_AT_MOST),
+            );
+            self.ends.reserve_exact(more);
         }
     }
 
     /// The most rows [`Rows::reserve_like_so_far`] makes room for.
     pub(crate) const RESERVED_AT_MOST: usize = 1024;
+
+    /// The most bytes [`Rows::reserve_like_so_far`] makes room for (1 MiB, as much as a
+    /// cursor reads ahead).
+    pub(crate) const RESERVED_BYTES_AT_MOST: usize = 1 << 20;
 
     /// Frees the buffers' room beyond the rows, once the last row is in (a buffer grown by
     /// doubling can hold twice what it needs).
@@ -450,11 +460,20 @@ mod tests {
         );
         assert!(rows.ends.capacity() >= 101);
         rows.reserve_like_so_far(usize::MAX);
-        assert!(rows.bytes.capacity() < (Rows::RESERVED_AT_MOST + 2) * 9);
+        assert_eq!(rows.bytes.capacity(), (Rows::RESERVED_AT_MOST + 1) * 9);
         rows.push(b"\x30k2", b"", b"\x01v");
         rows.shrink_to_fit();
         assert_eq!(rows.row(1), (&b"\x30k2"[..], None, Some(&b"\x01v"[..])));
         assert_eq!(rows.bytes.capacity(), rows.byte_len());
+        // A large first row reserves no more than the cap in bytes.
+        let mut rows = Rows::new(false, true);
+        rows.push(b"\x30k1", b"", &vec![1; 4 << 20]);
+        let before = rows.bytes.capacity();
+        rows.reserve_like_so_far(1023);
+        assert_eq!(
+            rows.bytes.capacity(),
+            before.max(rows.byte_len() + Rows::RESERVED_BYTES_AT_MOST)
+        );
     }
 
     #[test]

@@ -372,8 +372,8 @@ impl Cursor {
         self.position.is_none()
     }
 
-    /// Checks shared by every move and write: the transaction is this cursor's and active,
-    /// the source exists, and the cursor is on a record.
+    /// Checks shared by every move and write: the transaction is active and this cursor's,
+    /// and the source exists (whether the cursor is on a record is [`Cursor::check_positioned`]).
     fn check_usable(&self, tx: &Transaction) -> Result<()> {
         tx.check_active()?;
         if tx.serial() != self.serial {

@@ -95,7 +95,8 @@ impl<'t> Index<'t> {
         ObjectStore::new(self.tx, self.store_id)
     }
 
-    /// Checks the transaction is active and the index still exists.
+    /// Checks the index still exists, then that the transaction is active (the order of the
+    /// spec's steps for every request).
     fn check_usable(&self) -> Result<()> {
         if !self.tx.source_exists(self.store_id, Some(self.id)) {
             return Err(Error::InvalidState("the index has been deleted".into()));

@@ -143,6 +143,7 @@ impl Object {
     /// when no earlier name shares its sketch); with a name the object has, the object would
     /// hold it twice.
     pub(crate) fn push_distinct(&mut self, name: Utf16String, value: Value) {
+        debug_assert!(self.position(name.units()).is_none());
         let at = self.entries.len();
         match &mut self.index {
             Some(index) => {

@@ -245,16 +245,20 @@ mod tests {
         store.insert_index(index(2, "b"));
         store.rename_index(&"a".into(), &"c".into());
         assert_eq!(store.index_by_id(1).unwrap().name, *"c");
+        assert!(store.has_index(1) && store.has_index(2));
         assert_eq!(store.remove_index(&"b".into()).unwrap().id, 2);
         assert!(store.index_by_id(2).is_none());
+        assert!(store.has_index(1) && !store.has_index(2));
         schema.rename_store(&"s".into(), &"u".into());
         assert_eq!(schema.store_by_id(7).unwrap().name, *"u");
+        assert!(schema.has_store(7) && schema.has_store(8));
         assert_eq!(
             schema.store_by_id(7).unwrap().index_by_id(1).unwrap().name,
             "c"
         );
         schema.remove_store(&"t".into());
         assert!(schema.store_by_id(8).is_none());
+        assert!(schema.has_store(7) && !schema.has_store(8));
         assert_eq!(
             schema.stores.keys().cloned().collect::<Vec<_>>(),
             [Utf16String::from("u")]

@@ -566,7 +566,8 @@ impl Transaction {
 
     /// True while the object store `store_id` and, with `index_id`, its index exist in the
     /// schema as this transaction sees it: every request's check that its source was not
-    /// deleted, without taking a reference to the schema or finding the source by name.
+    /// deleted, without taking a reference to the schema. A store is found by its id alone;
+    /// an index's store is still found by name, then the index by its id.
     pub(crate) fn source_exists(&self, store_id: i64, index_id: Option<i64>) -> bool {
         let state = self.state.borrow();
         match index_id {

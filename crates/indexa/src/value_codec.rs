@@ -1274,11 +1274,17 @@ mod tests {
         names.push("n3");
         assert!(check_value(&object_named(&names)).is_err());
         assert!(decode_value(&object_named(&names)).is_err());
-        // Past 64 names every sketch bit may be taken: decoding still refuses only repeats.
-        let many: Vec<String> = (0..100).map(|i| format!("n{i}")).collect();
+        // Names "a", "aa", … up to 64 letters take every one of the 64 sketch bits: decoding
+        // still accepts a new name and refuses only a repeat.
+        let many: Vec<String> = (1..=64).map(|n| "a".repeat(n)).collect();
+        let bits = many
+            .iter()
+            .fold(0u64, |mask, n| mask | sketch_bit(n.as_bytes()));
+        assert_eq!(bits, u64::MAX);
         let mut names: Vec<&str> = many.iter().map(String::as_str).collect();
+        names.push("b");
         assert!(decode_value(&object_named(&names)).is_ok());
-        names.push("n99");
+        names.push("aaa");
         assert!(decode_value(&object_named(&names)).is_err());
     }
 

@@ -330,3 +330,43 @@ fn out_of_line_store_cursor_update() {
         [v(r#""a""#), v(r#""B""#)]
     );
 }
+
+/// A cursor whose index or object store an upgrade deleted refuses to move with
+/// InvalidStateError, naming which was deleted; a store cursor outlives a deleted index.
+#[test]
+fn a_cursor_names_the_source_an_upgrade_deleted() {
+    let dir = tempfile::tempdir().unwrap();
+    let factory = indexa::Factory::open_dir(dir.path()).unwrap();
+    factory
+        .open("d", Some(1), |tx, _, _| {
+            let s = tx.create_object_store("s", None, false)?;
+            s.create_index("i", KeyPath::parse("")?, false, false)?;
+            s.put(Value::from(1), Some(k(1)))?;
+            s.put(Value::from(2), Some(k(2)))?;
+            let mut by_index = s.index("i")?.open_cursor(None, CursorDirection::Next)?;
+            let mut by_store = s.open_cursor(None, CursorDirection::Next)?;
+            let refused = |e: indexa::Error| (e.name(), e.message().to_owned());
+            s.delete_index("i")?;
+            assert_eq!(
+                refused(by_index.continue_key(tx, None).unwrap_err()),
+                (
+                    "InvalidStateError",
+                    "the cursor's index was deleted".to_owned()
+                )
+            );
+            by_store.continue_key(tx, None)?;
+            assert_eq!(by_store.key(), Some(&k(2)));
+            tx.delete_object_store("s")?;
+            for cursor in [&mut by_store, &mut by_index] {
+                assert_eq!(
+                    refused(cursor.continue_key(tx, None).unwrap_err()),
+                    (
+                        "InvalidStateError",
+                        "the cursor's object store was deleted".to_owned()
+                    )
+                );
+            }
+            Ok(())
+        })
+        .unwrap();
+}
