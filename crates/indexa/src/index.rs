@@ -35,6 +35,11 @@ pub struct Index<'t> {
     id: i64,
 }
 
+/// The error of a request on an index that was deleted.
+fn index_deleted() -> Error {
+    Error::InvalidState("the index has been deleted".into())
+}
+
 impl<'t> Index<'t> {
     pub(crate) fn new(tx: &'t Transaction, store_id: i64, id: i64) -> Index<'t> {
         Index { tx, store_id, id }
@@ -45,7 +50,7 @@ impl<'t> Index<'t> {
         let meta = schema
             .store_by_id(self.store_id)
             .and_then(|s| s.index_by_id(self.id))
-            .ok_or_else(|| Error::InvalidState("the index has been deleted".into()))?;
+            .ok_or_else(index_deleted)?;
         f(meta)
     }
 
@@ -99,7 +104,7 @@ impl<'t> Index<'t> {
     /// spec's steps for every request).
     fn check_usable(&self) -> Result<()> {
         if !self.tx.source_exists(self.store_id, Some(self.id)) {
-            return Err(Error::InvalidState("the index has been deleted".into()));
+            return Err(index_deleted());
         }
         self.tx.check_active()
     }

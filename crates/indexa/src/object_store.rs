@@ -38,6 +38,11 @@ pub struct ObjectStore<'t> {
     id: i64,
 }
 
+/// The error of a request on an object store that was deleted.
+fn store_deleted() -> Error {
+    Error::InvalidState("the object store has been deleted".into())
+}
+
 impl<'t> ObjectStore<'t> {
     pub(crate) fn new(tx: &'t Transaction, id: i64) -> ObjectStore<'t> {
         ObjectStore { tx, id }
@@ -46,9 +51,7 @@ impl<'t> ObjectStore<'t> {
     /// Runs `f` with this store's definition.
     fn with_meta<R>(&self, f: impl FnOnce(&StoreMeta) -> Result<R>) -> Result<R> {
         let schema = self.tx.schema();
-        let meta = schema
-            .store_by_id(self.id)
-            .ok_or_else(|| Error::InvalidState("the object store has been deleted".into()))?;
+        let meta = schema.store_by_id(self.id).ok_or_else(store_deleted)?;
         f(meta)
     }
 
@@ -131,9 +134,7 @@ impl<'t> ObjectStore<'t> {
     /// active — the order of the spec's steps for every request.
     fn check_usable(&self) -> Result<()> {
         if !self.tx.source_exists(self.id, None) {
-            return Err(Error::InvalidState(
-                "the object store has been deleted".into(),
-            ));
+            return Err(store_deleted());
         }
         self.tx.check_active()
     }

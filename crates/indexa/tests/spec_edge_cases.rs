@@ -53,6 +53,10 @@ fn reading_through_a_deleted_index_handle_is_invalid_state() {
                 Err("InvalidStateError")
             );
             assert_eq!(x.name().map_err(|e| e.name()), Err("InvalidStateError"));
+            assert_eq!(
+                x.get(k(1)).unwrap_err().message(),
+                "the index has been deleted"
+            );
             Ok(())
         })
         .unwrap();
@@ -73,6 +77,10 @@ fn reads_through_a_deleted_store_handle_are_invalid_state() {
                 Err("InvalidStateError")
             );
             assert_eq!(a.get(k(1)).map_err(|e| e.name()), Err("InvalidStateError"));
+            assert_eq!(
+                a.get(k(1)).unwrap_err().message(),
+                "the object store has been deleted"
+            );
             assert_eq!(
                 a.get_all(None).map_err(|e| e.name()),
                 Err("InvalidStateError")
