@@ -225,7 +225,7 @@ test('dispatchEvent() called by script runs every listener before any microtask'
   db.close();
 });
 
-test('events fire one task at a time: a request\'s listeners and microtasks finish before the next request\'s event', async () => {
+test('events fire one task at a time: a request\'s listeners, microtasks and ticks finish before the next request\'s event', async () => {
   const { db } = await withStore();
   const tx = db.transaction('s');
   const store = tx.objectStore('s');
@@ -236,10 +236,64 @@ test('events fire one task at a time: a request\'s listeners and microtasks fini
     log.push(`first ${first.result}, second ${second.readyState}`);
     Promise.resolve().then(() => log.push('first microtask'));
   };
-  first.addEventListener('success', () => log.push('first, second listener'));
+  first.addEventListener('success', () => {
+    log.push('first, last listener');
+    Promise.resolve().then(() => log.push('its microtask')).then(() => log.push('a microtask that one queued'));
+    process.nextTick(() => log.push('its tick'));
+  });
   second.onsuccess = () => log.push(`second ${second.result}`);
   await finished(tx);
-  assert.deepEqual(log, ['first a, second pending', 'first microtask', 'first, second listener', 'second b']);
+  assert.deepEqual(log, [
+    'first a, second pending', 'first microtask', 'first, last listener',
+    'its tick', 'its microtask', 'a microtask that one queued', 'second b',
+  ]);
+  db.close();
+});
+
+test('a request placed from a listener\'s microtasks, or a tick they queue, finds the transaction active', async () => {
+  const { db } = await withStore();
+  const log = [];
+  const place = (store, key, what) => {
+    try {
+      store.put(what, key);
+      log.push(`${what} placed`);
+    } catch (e) {
+      log.push(`${what}: ${e.name}`);
+    }
+  };
+  const first = db.transaction('s', 'readwrite');
+  const s1 = first.objectStore('s');
+  s1.get(1).addEventListener('success', (e) => {
+    e.stopImmediatePropagation();
+    Promise.resolve().then(() => place(s1, 3, 'after stopImmediatePropagation'));
+  });
+  await finished(first);
+  const second = db.transaction('s', 'readwrite');
+  const s2 = second.objectStore('s');
+  s2.get(1).onsuccess = () => {
+    Promise.resolve().then(() => 0).then(() => process.nextTick(() => place(s2, 4, 'from a tick')));
+  };
+  await finished(second);
+  assert.deepEqual(log, ['after stopImmediatePropagation placed', 'from a tick placed']);
+  db.close();
+});
+
+test('a transaction is inactive again when the next event, another transaction\'s, is dispatched', async () => {
+  const { db } = await withStore();
+  const first = db.transaction('s');
+  const second = db.transaction('s');
+  const log = [];
+  first.objectStore('s').get(1).onsuccess = () => log.push('first');
+  second.objectStore('s').get(2).onsuccess = () => {
+    try {
+      first.objectStore('s').get(1);
+      log.push('first still active');
+    } catch (e) {
+      log.push(e.name);
+    }
+  };
+  await Promise.all([finished(first), finished(second)]);
+  assert.deepEqual(log, ['first', 'TransactionInactiveError']);
   db.close();
 });
 

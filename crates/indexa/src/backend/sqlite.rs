@@ -330,19 +330,26 @@ pub(crate) fn initialize(conn: &Connection, name: &Utf16String) -> Result<Databa
 /// another process creates it meanwhile), committed without flushing the log to disk
 /// (`synchronous=OFF` for this transaction alone). The log is written in order and each
 /// commit is checksummed, so the tables and row are flushed by the first flushed commit after
-/// them, the upgrade transaction that follows the creation of a database; should a crash lose
-/// them before, the file is read as new again (no row: see [`read_database_row`]), as if the
-/// crash had come before they were written, and no commit of the database was reported. This
-/// saves a new database three of its eight flushes (the log's header, its directory entry and
-/// the commit; the first flush of the log then syncs its directory entry instead). Measured in
-/// BENCHMARKS.md, "A new database's first transaction left to the upgrade's flush".
+/// them, the upgrade transaction that follows the creation of a database (always strict);
+/// should a crash lose them before, the file is read as new again (no row: see
+/// [`read_database_row`]), as if the crash had come before they were written, and no commit
+/// of the database was reported. Of a new database's eight flushes this saves two: the
+/// transaction's three (the log's header, its directory entry, the commit), less the
+/// directory entry, which the log's first flush then syncs. Measured in BENCHMARKS.md, "A new
+/// database's first transaction left to the upgrade's flush".
 fn create_unflushed(conn: &Connection, name: &Utf16String) -> Result<Option<DatabaseRow>> {
     conn.execute_batch("PRAGMA synchronous=OFF").sql()?;
     let created = create_or_check(conn, name, true);
+    // A failed commit can leave the transaction open, where the setting cannot change.
+    if !conn.is_autocommit() {
+        let _ = conn.execute_batch("ROLLBACK");
+    }
     // Back to SQLite's default before anything else is written (checkpoints included), on
-    // failure too.
-    conn.execute_batch("PRAGMA synchronous=FULL").sql()?;
-    created
+    // failure too; the creation's own error first.
+    let restored = conn.execute_batch("PRAGMA synchronous=FULL").sql();
+    let created = created?;
+    restored?;
+    Ok(created)
 }
 
 /// Checks the database row of a file. With `write` (under the write lock) it first creates
@@ -1798,10 +1805,7 @@ impl StorageConnection for SqliteConnection {
     }
 
     fn initialize(&self, name: &Utf16String) -> Result<DatabaseRow> {
-        let row = initialize(self.conn(), name);
-        // A new file's creation sets `synchronous` itself.
-        self.synchronous_full.set(None);
-        row
+        initialize(self.conn(), name)
     }
 
     /// Runs at every transaction's start, so its statement is kept.
@@ -2166,29 +2170,63 @@ mod tests {
         assert_eq!(mode, "wal");
     }
 
-    /// A new file's tables and row are committed with `synchronous=OFF`; the setting is
-    /// back to SQLite's default (FULL, 2) afterwards, before anything else is written, and an
-    /// existing file's opening leaves it there too.
+    /// A new file's tables and row are committed with `synchronous=OFF` (the statements a
+    /// new file's initialization runs, in order, traced); the setting is back to SQLite's
+    /// default (FULL, 2) afterwards, before anything else is written. An existing file's
+    /// opening leaves the setting alone.
     #[test]
-    fn creating_a_file_unflushed_leaves_synchronous_full() {
+    fn a_new_files_creation_commits_unflushed_then_synchronous_is_full() {
+        thread_local! {
+            static RAN: RefCell<Vec<String>> = const { RefCell::new(Vec::new()) };
+        }
+        fn record(event: rusqlite::trace::TraceEvent<'_>) {
+            if let rusqlite::trace::TraceEvent::Stmt(_, sql) = event {
+                RAN.with(|ran| ran.borrow_mut().push(sql.trim().to_owned()));
+            }
+        }
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("db-x.indexa");
         let synchronous = |conn: &Connection| -> i64 {
             conn.query_row("PRAGMA synchronous", [], |r| r.get(0))
                 .unwrap()
         };
+        let traced = |conn: &Connection| {
+            RAN.with(|ran| ran.borrow_mut().clear());
+            conn.trace_v2(
+                rusqlite::trace::TraceEventCodes::SQLITE_TRACE_STMT,
+                Some(record),
+            );
+            let row = initialize(conn, &Utf16String::from("x")).unwrap();
+            assert_eq!((row.name, row.version), (Utf16String::from("x"), 0));
+            RAN.with(|ran| ran.take())
+        };
         let conn = open_connection(&path).unwrap();
-        let row = initialize(&conn, &Utf16String::from("x")).unwrap();
-        assert_eq!((row.name, row.version), (Utf16String::from("x"), 0));
+        let ran = traced(&conn);
+        let at = |sql: &str| ran.iter().position(|s| s == sql);
+        let (off, begin, full) = (
+            at("PRAGMA synchronous=OFF"),
+            at("BEGIN IMMEDIATE"),
+            at("PRAGMA synchronous=FULL"),
+        );
+        let commit = ran.iter().rposition(|s| s == "COMMIT");
+        assert!(
+            off.is_some() && off < begin && begin < commit && commit < full,
+            "{ran:?}"
+        );
         assert_eq!(synchronous(&conn), 2);
         drop(conn);
         let conn = open_connection(&path).unwrap();
-        initialize(&conn, &Utf16String::from("x")).unwrap();
+        let ran = traced(&conn);
+        assert!(
+            !ran.iter().any(|s| s.starts_with("PRAGMA synchronous")),
+            "{ran:?}"
+        );
         assert_eq!(synchronous(&conn), 2);
     }
 
-    /// A crash that loses a new file's unflushed tables and row leaves a file in WAL mode
-    /// without tables, which opens as a new database.
+    /// What a crash that loses a new file's unflushed tables and row leaves: a file in WAL
+    /// mode without tables (made here by opening a file and not initializing it), which opens
+    /// as a new database.
     #[test]
     fn a_file_whose_unflushed_creation_was_lost_opens_as_new() {
         let dir = tempfile::tempdir().unwrap();
