@@ -333,9 +333,9 @@ pub(crate) fn initialize(conn: &Connection, name: &Utf16String) -> Result<Databa
 /// them, the upgrade transaction that follows the creation of a database (always strict);
 /// should a crash lose them before, the file is read as new again (no row: see
 /// [`read_database_row`]), as if the crash had come before they were written, and no commit
-/// of the database was reported. Of a new database's eight flushes this saves two: the
-/// transaction's three (the log's header, its directory entry, the commit), less the
-/// directory entry, which the log's first flush then syncs. Measured in BENCHMARKS.md, "A new
+/// of the database was reported. Of the eight flushes until a new database's open succeeds
+/// this saves two: the transaction's three (the log's header, its directory entry, the
+/// commit), less the directory entry, which the log's first flush then syncs. Measured in BENCHMARKS.md, "A new
 /// database's first transaction left to the upgrade's flush".
 fn create_unflushed(conn: &Connection, name: &Utf16String) -> Result<Option<DatabaseRow>> {
     conn.execute_batch("PRAGMA synchronous=OFF").sql()?;
@@ -2224,15 +2224,20 @@ mod tests {
         assert_eq!(synchronous(&conn), 2);
     }
 
-    /// What a crash that loses a new file's unflushed tables and row leaves: a file in WAL
-    /// mode without tables (made here by opening a file and not initializing it), which opens
-    /// as a new database.
+    /// A crash that loses a new file's unflushed tables and row (its log, never flushed)
+    /// leaves the database file as the switch to WAL mode flushed it, without tables; such a
+    /// file opens as a new database. The loss is made by copying the database file alone
+    /// while the creating connection, whose tables and row are only in the log, is still open.
     #[test]
     fn a_file_whose_unflushed_creation_was_lost_opens_as_new() {
         let dir = tempfile::tempdir().unwrap();
-        let path = dir.path().join("db-x.indexa");
-        drop(open_connection(&path).unwrap());
-        let conn = open_connection(&path).unwrap();
+        let created = dir.path().join("db-x.indexa");
+        let conn = open_connection(&created).unwrap();
+        initialize(&conn, &Utf16String::from("x")).unwrap();
+        let lost = dir.path().join("db-y.indexa");
+        std::fs::copy(&created, &lost).unwrap();
+        drop(conn);
+        let conn = open_connection(&lost).unwrap();
         let tables: i64 = conn
             .query_row("SELECT COUNT(*) FROM sqlite_master", [], |r| r.get(0))
             .unwrap();
