@@ -335,17 +335,14 @@ pub(crate) fn initialize(conn: &Connection, name: &Utf16String) -> Result<Databa
 /// [`read_database_row`]), as if the crash had come before they were written, and no commit
 /// of the database was reported. Of the eight flushes until a new database's open succeeds
 /// this saves two: the transaction's three (the log's header, its directory entry, the
-/// commit), less the directory entry, which the log's first flush then syncs. Measured in BENCHMARKS.md, "A new
-/// database's first transaction left to the upgrade's flush".
+/// commit), less the directory entry, which the log's first flush then syncs. Measured in
+/// BENCHMARKS.md, "A new database's first transaction left to the upgrade's flush".
 fn create_unflushed(conn: &Connection, name: &Utf16String) -> Result<Option<DatabaseRow>> {
     conn.execute_batch("PRAGMA synchronous=OFF").sql()?;
     let created = create_or_check(conn, name, true);
-    // A failed commit can leave the transaction open, where the setting cannot change.
-    if !conn.is_autocommit() {
-        let _ = conn.execute_batch("ROLLBACK");
-    }
     // Back to SQLite's default before anything else is written (checkpoints included), on
-    // failure too; the creation's own error first.
+    // failure too (`create_or_check` leaves no transaction open, where the setting could
+    // not change); the creation's own error first.
     let restored = conn.execute_batch("PRAGMA synchronous=FULL").sql();
     let created = created?;
     restored?;
@@ -445,13 +442,12 @@ fn create_or_check(
             }
         }
     })();
-    match &result {
-        Ok(_) => conn.execute_batch("COMMIT").sql()?,
-        Err(_) => {
-            let _ = conn.execute_batch("ROLLBACK");
-        }
+    // A failed commit rolls back too, so the connection is never left in the transaction.
+    let committed = result.and_then(|row| conn.execute_batch("COMMIT").sql().map(|()| row));
+    if committed.is_err() && !conn.is_autocommit() {
+        let _ = conn.execute_batch("ROLLBACK");
     }
-    result
+    committed
 }
 
 /// The ids of the object stores, rising.
