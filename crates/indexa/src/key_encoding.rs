@@ -45,6 +45,39 @@ pub(crate) const TERMINATOR: u8 = 0x00;
 /// Deepest array nesting [`decode_key`] accepts; deeper input is rejected, not recursed into.
 pub const MAX_KEY_DEPTH: usize = 1024;
 
+/// An encoded key held in line up to 32 bytes (a number key takes 9, a short compound one a
+/// few dozen): the primary and index keys of a record being written, without an allocation
+/// each.
+pub(crate) type KeyBytes = smallvec::SmallVec<[u8; 32]>;
+
+/// Where key bytes are appended: a `Vec` or [`KeyBytes`].
+pub(crate) trait KeyOut {
+    fn push(&mut self, byte: u8);
+    fn extend_from_slice(&mut self, bytes: &[u8]);
+}
+
+impl KeyOut for Vec<u8> {
+    #[inline]
+    fn push(&mut self, byte: u8) {
+        Vec::push(self, byte);
+    }
+    #[inline]
+    fn extend_from_slice(&mut self, bytes: &[u8]) {
+        Vec::extend_from_slice(self, bytes);
+    }
+}
+
+impl KeyOut for KeyBytes {
+    #[inline]
+    fn push(&mut self, byte: u8) {
+        smallvec::SmallVec::push(self, byte);
+    }
+    #[inline]
+    fn extend_from_slice(&mut self, bytes: &[u8]) {
+        smallvec::SmallVec::extend_from_slice(self, bytes);
+    }
+}
+
 /// Encodes a key into its order-preserving bytes.
 pub fn encode_key(key: &Key) -> Vec<u8> {
     let mut out = Vec::with_capacity(16);
@@ -54,6 +87,11 @@ pub fn encode_key(key: &Key) -> Vec<u8> {
 
 /// Appends the order-preserving bytes of `key` to `out`.
 pub fn encode_key_into(key: &Key, out: &mut Vec<u8>) {
+    write_key(key, out);
+}
+
+/// [`encode_key_into`] into a `Vec` or [`KeyBytes`].
+pub(crate) fn write_key(key: &Key, out: &mut impl KeyOut) {
     match key {
         Key::Number(n) => {
             out.push(TAG_NUMBER);
@@ -68,7 +106,7 @@ pub fn encode_key_into(key: &Key, out: &mut Vec<u8>) {
         Key::Array(items) => {
             out.push(TAG_ARRAY);
             for item in items {
-                encode_key_into(item, out);
+                write_key(item, out);
             }
             out.push(TERMINATOR);
         }
@@ -80,7 +118,7 @@ pub fn encode_key_into(key: &Key, out: &mut Vec<u8>) {
 /// returns true, or returns false (with `out` possibly extended) when the value is not a
 /// valid key. Gives the same bytes as `encode_key(&convert_value_to_key(value)?)` without
 /// building the [`Key`] (index keys are computed for every stored record).
-pub(crate) fn encode_value_as_key_into(value: &Value, out: &mut Vec<u8>) -> bool {
+pub(crate) fn encode_value_as_key_into(value: &Value, out: &mut impl KeyOut) -> bool {
     match value {
         Value::Number(n) if !n.is_nan() => {
             out.push(TAG_NUMBER);
@@ -114,8 +152,8 @@ pub(crate) fn encode_value_as_key_into(value: &Value, out: &mut Vec<u8>) -> bool
 
 /// The encoded key `value` converts to, or `None` when it is not a valid key; see
 /// [`encode_value_as_key_into`].
-pub(crate) fn encode_value_as_key(value: &Value) -> Option<Vec<u8>> {
-    let mut out = Vec::with_capacity(16);
+pub(crate) fn encode_value_as_key(value: &Value) -> Option<KeyBytes> {
+    let mut out = KeyBytes::new();
     encode_value_as_key_into(value, &mut out).then_some(out)
 }
 
@@ -128,9 +166,9 @@ pub(crate) fn encode_value_as_key(value: &Value) -> Option<Vec<u8>> {
 /// [`Error::Unknown`] for stored bytes the value codec refuses.
 pub(crate) fn encode_stored_scalar_as_key_into(
     reader: &mut codec::Reader<'_>,
-    out: &mut Vec<u8>,
+    out: &mut KeyBytes,
 ) -> Result<Option<bool>> {
-    let number = |n: f64, tag: u8, out: &mut Vec<u8>| {
+    let number = |n: f64, tag: u8, out: &mut KeyBytes| {
         if n.is_nan() {
             return false;
         }
@@ -146,6 +184,10 @@ pub(crate) fn encode_stored_scalar_as_key_into(
         codec::TAG_STRING => {
             out.push(TAG_STRING);
             match reader.text()? {
+                // Code units below 0x7F (most text) are one byte each: written in one go.
+                Ok(text) if text.bytes().all(|b| b < 0x7F) => {
+                    out.extend(text.bytes().map(|b| b + 1))
+                }
                 Ok(text) => text.encode_utf16().for_each(|u| encode_unit(u, out)),
                 Err(lone) => encode_units(lone.units().units(), out),
             }
@@ -170,8 +212,8 @@ pub(crate) fn encode_stored_scalar_as_key_into(
 /// [`encode_value_as_key_into`]), or `None` when one of them is not a valid key.
 pub(crate) fn encode_values_as_array_key<'v>(
     items: impl IntoIterator<Item = &'v Value>,
-) -> Option<Vec<u8>> {
-    let mut out = Vec::with_capacity(32);
+) -> Option<KeyBytes> {
+    let mut out = KeyBytes::new();
     out.push(TAG_ARRAY);
     for item in items {
         if !encode_value_as_key_into(item, &mut out) {
@@ -190,14 +232,14 @@ pub(crate) fn encode_string_prefix(prefix: &Utf16String) -> Vec<u8> {
     out
 }
 
-fn encode_units(units: &[u16], out: &mut Vec<u8>) {
+fn encode_units(units: &[u16], out: &mut impl KeyOut) {
     for &u in units {
         encode_unit(u, out);
     }
 }
 
 /// One code unit of a string key, in 1–3 bytes.
-fn encode_unit(u: u16, out: &mut Vec<u8>) {
+fn encode_unit(u: u16, out: &mut impl KeyOut) {
     match u {
         0x0000..=0x007E => out.push(u as u8 + 1),
         0x007F..=0x407E => {
@@ -209,14 +251,14 @@ fn encode_unit(u: u16, out: &mut Vec<u8>) {
 }
 
 /// A string key: tag, code units, terminator.
-fn encode_string(units: &[u16], out: &mut Vec<u8>) {
+fn encode_string(units: &[u16], out: &mut impl KeyOut) {
     out.push(TAG_STRING);
     encode_units(units, out);
     out.push(TERMINATOR);
 }
 
 /// A binary key: tag, each byte in 1–2 bytes, terminator.
-fn encode_binary(bytes: &[u8], out: &mut Vec<u8>) {
+fn encode_binary(bytes: &[u8], out: &mut impl KeyOut) {
     out.push(TAG_BINARY);
     for &b in bytes {
         match b {
@@ -228,7 +270,7 @@ fn encode_binary(bytes: &[u8], out: &mut Vec<u8>) {
     out.push(TERMINATOR);
 }
 
-fn encode_f64(n: f64, out: &mut Vec<u8>) {
+fn encode_f64(n: f64, out: &mut impl KeyOut) {
     out.extend_from_slice(&sortable_bits(n).to_be_bytes());
 }
 

@@ -13,7 +13,7 @@ use smallvec::SmallVec;
 use crate::error::{Error, Result};
 use crate::key::{convert_value_to_key, Key};
 use crate::key_encoding::{
-    encode_stored_scalar_as_key_into, encode_value_as_key, encode_values_as_array_key,
+    encode_stored_scalar_as_key_into, encode_value_as_key, encode_values_as_array_key, KeyBytes,
     TAG_ARRAY as TAG_ARRAY_KEY, TERMINATOR,
 };
 use crate::object::Object;
@@ -387,9 +387,9 @@ fn extraction(found: &Value, multi_entry: bool) -> KeyPathExtraction {
     }
 }
 
-/// A record's encoded keys in one index: most records have one or none, kept without a
-/// second allocation.
-pub(crate) type IndexKeys = SmallVec<[Vec<u8>; 1]>;
+/// A record's encoded keys in one index: most records have one or none, and most keys are
+/// short, so they are kept without an allocation.
+pub(crate) type IndexKeys = SmallVec<[KeyBytes; 1]>;
 
 /// The encoded index keys of `value` for an index with this key path: "extract a key from a
 /// value using a key path" (<https://www.w3.org/TR/IndexedDB-3/#extract-a-key-from-a-value-using-a-key-path>)
@@ -440,7 +440,7 @@ fn scalar_index_keys(value: &StoredValue, key_path: &KeyPath) -> Result<Option<I
     if value.properties.is_none() || paths.iter().any(|p| p.identifiers.is_empty()) {
         return Ok(None);
     }
-    let mut key = Vec::with_capacity(32);
+    let mut key = KeyBytes::new();
     if compound {
         key.push(TAG_ARRAY_KEY);
     }
@@ -813,12 +813,18 @@ mod tests {
         for (member, expected) in cases {
             let v = obj(&[("a", member.clone())]);
             assert_eq!(
-                extract_encoded_index_keys(&v, &kp, false).into_vec(),
+                extract_encoded_index_keys(&v, &kp, false)
+                    .into_iter()
+                    .map(|k| k.to_vec())
+                    .collect::<Vec<_>>(),
                 expected,
                 "{member:?}"
             );
             assert_eq!(
-                extract_encoded_index_keys(&v, &kp, false).into_vec(),
+                extract_encoded_index_keys(&v, &kp, false)
+                    .into_iter()
+                    .map(|k| k.to_vec())
+                    .collect::<Vec<_>>(),
                 index_keys_by_the_spec(&v, &kp, false)
             );
         }
@@ -835,7 +841,10 @@ mod tests {
             ]),
         )]);
         assert_eq!(
-            extract_encoded_index_keys(&v, &kp, true).into_vec(),
+            extract_encoded_index_keys(&v, &kp, true)
+                .into_iter()
+                .map(|k| k.to_vec())
+                .collect::<Vec<_>>(),
             vec![
                 crate::encode_key(&Key::from(0)),
                 crate::encode_key(&Key::from(2)),
@@ -856,7 +865,9 @@ mod tests {
         let keys = |kp: KeyPath| {
             extract_encoded_index_keys_from_stored_value(&stored(&v), &kp, false)
                 .unwrap()
-                .into_vec()
+                .into_iter()
+                .map(|k| k.to_vec())
+                .collect::<Vec<_>>()
         };
         let x = Key::string("é\u{1D11E}");
         assert_eq!(
@@ -886,6 +897,33 @@ mod tests {
     }
 
     #[test]
+    fn stored_strings_give_the_keys_of_their_code_units() {
+        // Each side of the one-byte range (0x7E is one byte, 0x7F two), and beyond it.
+        let kp = KeyPath::parse("s").unwrap();
+        for text in [
+            "",
+            "DE",
+            "~}",
+            "a\u{7F}b",
+            "\u{7F}",
+            "é",
+            "Zürich",
+            "\u{1D11E}",
+        ] {
+            let v = obj(&[("s", Value::string(text))]);
+            let keys = extract_encoded_index_keys_from_stored_value(&stored(&v), &kp, false);
+            assert_eq!(
+                keys.unwrap()
+                    .into_iter()
+                    .map(|k| k.to_vec())
+                    .collect::<Vec<_>>(),
+                [crate::encode_key(&Key::string(text))],
+                "{text:?}"
+            );
+        }
+    }
+
+    #[test]
     fn a_missing_item_ends_a_compound_key_path_before_later_damage() {
         // {a: a string whose byte is not WTF-8}, key path ["c", "a"]: "c" yields nothing, so
         // "a" is not read, as in the generic path.
@@ -895,7 +933,13 @@ mod tests {
         };
         let kp = KeyPath::compound(&["c", "a"]).unwrap();
         let keys = extract_encoded_index_keys_from_stored_value(&damaged, &kp, false);
-        assert_eq!(keys.unwrap().into_vec(), Vec::<Vec<u8>>::new());
+        assert_eq!(
+            keys.unwrap()
+                .into_iter()
+                .map(|k| k.to_vec())
+                .collect::<Vec<_>>(),
+            Vec::<Vec<u8>>::new()
+        );
         let kp = KeyPath::compound(&["a", "c"]).unwrap();
         let err = extract_encoded_index_keys_from_stored_value(&damaged, &kp, false);
         assert_eq!(err.unwrap_err().name(), "UnknownError");
@@ -950,8 +994,8 @@ mod tests {
             let from_stored =
                 extract_encoded_index_keys_from_stored_value(&stored(&v), &kp, multi_entry);
             proptest::prop_assert_eq!(
-                from_stored.unwrap().into_vec(),
-                extract_encoded_index_keys(&v, &kp, multi_entry).into_vec()
+                from_stored.unwrap().into_iter().map(|k| k.to_vec()).collect::<Vec<_>>(),
+                extract_encoded_index_keys(&v, &kp, multi_entry).into_iter().map(|k| k.to_vec()).collect::<Vec<_>>()
             );
         }
 
@@ -972,12 +1016,12 @@ mod tests {
                 let mut by_the_spec = index_keys_by_the_spec(&v, &kp, multi_entry);
                 by_the_spec.sort_unstable();
                 proptest::prop_assert_eq!(
-                    extract_encoded_index_keys(&v, &kp, multi_entry).into_vec(),
+                    extract_encoded_index_keys(&v, &kp, multi_entry).into_iter().map(|k| k.to_vec()).collect::<Vec<_>>(),
                     by_the_spec.clone()
                 );
                 let from_stored =
                     extract_encoded_index_keys_from_stored_value(&stored(&v), &kp, multi_entry);
-                proptest::prop_assert_eq!(from_stored.unwrap().into_vec(), by_the_spec);
+                proptest::prop_assert_eq!(from_stored.unwrap().into_iter().map(|k| k.to_vec()).collect::<Vec<_>>(), by_the_spec);
             }
         }
     }

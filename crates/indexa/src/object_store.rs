@@ -11,7 +11,7 @@ use crate::cursor::{Cursor, CursorDirection, CursorSource};
 use crate::error::{Error, Result};
 use crate::index::{index_keys, Index};
 use crate::key::Key;
-use crate::key_encoding::{decode_key, encode_key};
+use crate::key_encoding::{decode_key, encode_key, write_key, KeyBytes};
 use crate::key_generator::KeyGenerator;
 use crate::key_path::{
     check_that_a_key_could_be_injected_into_a_value, extract_encoded_index_keys_from_stored_value,
@@ -280,7 +280,8 @@ impl<'t> ObjectStore<'t> {
                     MAX_VALUE_DEPTH - 1
                 )));
             }
-            let encoded_key = encode_key(&key);
+            let mut encoded_key = KeyBytes::new();
+            write_key(&key, &mut encoded_key);
             let new_entries = meta
                 .indexes
                 .values()

@@ -750,8 +750,9 @@ pub(crate) struct PropertyNames<'a> {
 }
 
 /// The bit of `name`'s sketch (its WTF-8 bytes, or a decoded name's code units) in
-/// [`PropertyNames`]' mask and the decoder's: equal names have equal sketches.
-fn sketch_bit<T: Copy + Into<u32>>(name: &[T]) -> u64 {
+/// [`PropertyNames`]' mask, the decoder's and the serde encoder's: equal names have equal
+/// sketches.
+pub(crate) fn sketch_bit<T: Copy + Into<u32>>(name: &[T]) -> u64 {
     let (first, last) = match name {
         [] => (0, 0),
         [first, .., last] => ((*first).into(), (*last).into()),

@@ -20,9 +20,9 @@ use serde::ser::{self, Serialize};
 
 use crate::error::{Error, Result};
 use crate::value_codec::{
-    corrupt, put_number, put_varint, LoneSurrogates, PropertyNames, Reader, MAX_VALUE_DEPTH,
-    TAG_ARRAY, TAG_BINARY, TAG_DATE, TAG_FALSE, TAG_NULL, TAG_NUMBER, TAG_OBJECT, TAG_SMALL_INT,
-    TAG_STRING, TAG_TRUE, TAG_UNDEFINED, VALUE_FORMAT_VERSION,
+    corrupt, put_number, put_varint, sketch_bit, LoneSurrogates, PropertyNames, Reader,
+    MAX_VALUE_DEPTH, TAG_ARRAY, TAG_BINARY, TAG_DATE, TAG_FALSE, TAG_NULL, TAG_NUMBER, TAG_OBJECT,
+    TAG_SMALL_INT, TAG_STRING, TAG_TRUE, TAG_UNDEFINED, VALUE_FORMAT_VERSION,
 };
 use crate::value_serde::{
     exact_integer, rust_string, visit_bytes_as_seq, visit_number, KeyDeserializer, KeySerializer,
@@ -547,7 +547,13 @@ impl Encoder {
             hint,
             count: 0,
             object: tag == TAG_OBJECT,
-            names: Vec::new(),
+            // Room for a struct's names at once (a map's hint may be anything).
+            names: Vec::with_capacity(if tag == TAG_OBJECT {
+                hint.min(FEW_NAMES)
+            } else {
+                0
+            }),
+            sketches: 0,
             hashes: None,
             levels,
             encoder: self,
@@ -576,9 +582,11 @@ struct Compound<'e> {
     count: usize,
     /// Whether it is an object (a map, a struct).
     object: bool,
-    /// An object's property names so far, as byte ranges of the output; past
-    /// [`FEW_NAMES`], their hashes too.
+    /// An object's property names so far, as byte ranges of the output; while fewer than
+    /// [`FEW_NAMES`], the mask of their sketches (as the decoder's `PropertyNames`), past it
+    /// their hashes.
     names: Vec<(usize, usize)>,
+    sketches: u64,
     hashes: Option<HashSet<u64>>,
     /// The levels of nesting it closes: 2 for an enum variant's, with its outer object.
     levels: usize,
@@ -607,7 +615,11 @@ impl Compound<'_> {
         let start = out.len();
         out.extend_from_slice(name);
         let repeated = if self.names.len() < FEW_NAMES {
-            self.names.iter().any(|&(s, e)| out[s..e] == *name)
+            // Compared with the names before only when one of them had the same sketch.
+            let bit = sketch_bit(name);
+            let seen = self.sketches & bit != 0;
+            self.sketches |= bit;
+            seen && self.names.iter().any(|&(s, e)| out[s..e] == *name)
         } else {
             // Equal hashes are taken as a repeat: at worst the generic path writes it.
             let hash = |bytes: &[u8]| {
@@ -1267,6 +1279,8 @@ mod tests {
         Retried,
         /// A repeated name after more names than are compared one by one.
         LateRepeat,
+        /// A struct that gives a field name twice, among names with other sketches.
+        EarlyRepeat,
     }
 
     impl Serialize for Odd {
@@ -1299,6 +1313,15 @@ mod tests {
                     m.serialize_entry("p3", &0)?;
                     m.end()
                 }
+                Odd::EarlyRepeat => {
+                    use serde::ser::SerializeStruct;
+                    let mut st = s.serialize_struct("EarlyRepeat", 4)?;
+                    st.serialize_field("name", &1)?;
+                    st.serialize_field("lat", &2)?;
+                    st.serialize_field("name", &3)?;
+                    st.serialize_field("country", &4)?;
+                    st.end()
+                }
             }
         }
     }
@@ -1315,9 +1338,15 @@ mod tests {
             Odd::Dangling,
             Odd::Retried,
             Odd::LateRepeat,
+            Odd::EarlyRepeat,
         ] {
             assert!(encode_serialized(&odd).is_none());
         }
+        // The generic value keeps a repeated name once, at its first place, with its last value.
+        assert_eq!(
+            generic(&Odd::EarlyRepeat).unwrap(),
+            encode_value(&parse_value(r#"{"name":3,"lat":2,"country":4}"#).unwrap())
+        );
         assert_eq!(
             generic(&Odd::Retried).unwrap(),
             encode_value(&parse_value("[7]").unwrap())
