@@ -45,14 +45,16 @@ pub(crate) const TERMINATOR: u8 = 0x00;
 /// Deepest array nesting [`decode_key`] accepts; deeper input is rejected, not recursed into.
 pub const MAX_KEY_DEPTH: usize = 1024;
 
-/// An encoded key held in line up to 32 bytes (a number key takes 9, a short compound one a
-/// few dozen): the primary and index keys of a record being written, without an allocation
-/// each.
+/// An encoded key, held in line up to 32 bytes (a number key takes 9, a compound key of two
+/// numbers 20, an ASCII string key its length + 2): the primary and index keys of a record
+/// being written, without an allocation each.
 pub(crate) type KeyBytes = smallvec::SmallVec<[u8; 32]>;
 
 /// Where key bytes are appended: a `Vec` or [`KeyBytes`].
 pub(crate) trait KeyOut {
+    /// Appends one byte.
     fn push(&mut self, byte: u8);
+    /// Appends `bytes`.
     fn extend_from_slice(&mut self, bytes: &[u8]);
 }
 
@@ -118,7 +120,7 @@ pub(crate) fn write_key(key: &Key, out: &mut impl KeyOut) {
 /// returns true, or returns false (with `out` possibly extended) when the value is not a
 /// valid key. Gives the same bytes as `encode_key(&convert_value_to_key(value)?)` without
 /// building the [`Key`] (index keys are computed for every stored record).
-pub(crate) fn encode_value_as_key_into(value: &Value, out: &mut impl KeyOut) -> bool {
+pub(crate) fn encode_value_as_key_into(value: &Value, out: &mut KeyBytes) -> bool {
     match value {
         Value::Number(n) if !n.is_nan() => {
             out.push(TAG_NUMBER);
@@ -184,11 +186,15 @@ pub(crate) fn encode_stored_scalar_as_key_into(
         codec::TAG_STRING => {
             out.push(TAG_STRING);
             match reader.text()? {
-                // Code units below 0x7F (most text) are one byte each: written in one go.
-                Ok(text) if text.bytes().all(|b| b < 0x7F) => {
-                    out.extend(text.bytes().map(|b| b + 1))
+                Ok(text) => {
+                    // Up to the first byte of 0x7F or more, each byte is a code unit of one
+                    // byte (most text is all such): written in one go.
+                    let ascii = text.bytes().position(|b| b >= 0x7F).unwrap_or(text.len());
+                    out.extend(text.as_bytes()[..ascii].iter().map(|b| b + 1));
+                    text[ascii..]
+                        .encode_utf16()
+                        .for_each(|u| encode_unit(u, out));
                 }
-                Ok(text) => text.encode_utf16().for_each(|u| encode_unit(u, out)),
                 Err(lone) => encode_units(lone.units().units(), out),
             }
             out.push(TERMINATOR);

@@ -783,6 +783,11 @@ mod tests {
         ));
     }
 
+    /// Index keys as plain byte vectors, to compare with `encode_key`'s.
+    fn plain(keys: IndexKeys) -> Vec<Vec<u8>> {
+        keys.into_iter().map(|k| k.to_vec()).collect()
+    }
+
     /// The index keys the spec's steps give: extract a key, then encode it (one per member of
     /// a multiEntry array key).
     fn index_keys_by_the_spec(value: &Value, kp: &KeyPath, multi_entry: bool) -> Vec<Vec<u8>> {
@@ -813,18 +818,12 @@ mod tests {
         for (member, expected) in cases {
             let v = obj(&[("a", member.clone())]);
             assert_eq!(
-                extract_encoded_index_keys(&v, &kp, false)
-                    .into_iter()
-                    .map(|k| k.to_vec())
-                    .collect::<Vec<_>>(),
+                plain(extract_encoded_index_keys(&v, &kp, false)),
                 expected,
                 "{member:?}"
             );
             assert_eq!(
-                extract_encoded_index_keys(&v, &kp, false)
-                    .into_iter()
-                    .map(|k| k.to_vec())
-                    .collect::<Vec<_>>(),
+                plain(extract_encoded_index_keys(&v, &kp, false)),
                 index_keys_by_the_spec(&v, &kp, false)
             );
         }
@@ -841,10 +840,7 @@ mod tests {
             ]),
         )]);
         assert_eq!(
-            extract_encoded_index_keys(&v, &kp, true)
-                .into_iter()
-                .map(|k| k.to_vec())
-                .collect::<Vec<_>>(),
+            plain(extract_encoded_index_keys(&v, &kp, true)),
             vec![
                 crate::encode_key(&Key::from(0)),
                 crate::encode_key(&Key::from(2)),
@@ -863,11 +859,7 @@ mod tests {
             ("bin", Value::Binary(vec![0xFE, 0])),
         ]);
         let keys = |kp: KeyPath| {
-            extract_encoded_index_keys_from_stored_value(&stored(&v), &kp, false)
-                .unwrap()
-                .into_iter()
-                .map(|k| k.to_vec())
-                .collect::<Vec<_>>()
+            plain(extract_encoded_index_keys_from_stored_value(&stored(&v), &kp, false).unwrap())
         };
         let x = Key::string("é\u{1D11E}");
         assert_eq!(
@@ -913,10 +905,7 @@ mod tests {
             let v = obj(&[("s", Value::string(text))]);
             let keys = extract_encoded_index_keys_from_stored_value(&stored(&v), &kp, false);
             assert_eq!(
-                keys.unwrap()
-                    .into_iter()
-                    .map(|k| k.to_vec())
-                    .collect::<Vec<_>>(),
+                plain(keys.unwrap()),
                 [crate::encode_key(&Key::string(text))],
                 "{text:?}"
             );
@@ -933,13 +922,7 @@ mod tests {
         };
         let kp = KeyPath::compound(&["c", "a"]).unwrap();
         let keys = extract_encoded_index_keys_from_stored_value(&damaged, &kp, false);
-        assert_eq!(
-            keys.unwrap()
-                .into_iter()
-                .map(|k| k.to_vec())
-                .collect::<Vec<_>>(),
-            Vec::<Vec<u8>>::new()
-        );
+        assert_eq!(plain(keys.unwrap()), Vec::<Vec<u8>>::new());
         let kp = KeyPath::compound(&["a", "c"]).unwrap();
         let err = extract_encoded_index_keys_from_stored_value(&damaged, &kp, false);
         assert_eq!(err.unwrap_err().name(), "UnknownError");
@@ -994,8 +977,8 @@ mod tests {
             let from_stored =
                 extract_encoded_index_keys_from_stored_value(&stored(&v), &kp, multi_entry);
             proptest::prop_assert_eq!(
-                from_stored.unwrap().into_iter().map(|k| k.to_vec()).collect::<Vec<_>>(),
-                extract_encoded_index_keys(&v, &kp, multi_entry).into_iter().map(|k| k.to_vec()).collect::<Vec<_>>()
+                plain(from_stored.unwrap()),
+                plain(extract_encoded_index_keys(&v, &kp, multi_entry))
             );
         }
 
@@ -1016,12 +999,12 @@ mod tests {
                 let mut by_the_spec = index_keys_by_the_spec(&v, &kp, multi_entry);
                 by_the_spec.sort_unstable();
                 proptest::prop_assert_eq!(
-                    extract_encoded_index_keys(&v, &kp, multi_entry).into_iter().map(|k| k.to_vec()).collect::<Vec<_>>(),
+                    plain(extract_encoded_index_keys(&v, &kp, multi_entry)),
                     by_the_spec.clone()
                 );
                 let from_stored =
                     extract_encoded_index_keys_from_stored_value(&stored(&v), &kp, multi_entry);
-                proptest::prop_assert_eq!(from_stored.unwrap().into_iter().map(|k| k.to_vec()).collect::<Vec<_>>(), by_the_spec);
+                proptest::prop_assert_eq!(plain(from_stored.unwrap()), by_the_spec);
             }
         }
     }

@@ -570,7 +570,8 @@ impl Encoder {
     }
 }
 
-/// How many names an object compares one by one for a repeat, before it hashes them.
+/// How many names an object checks for a repeat by sketch (comparing them on a match),
+/// before it hashes them.
 const FEW_NAMES: usize = 16;
 
 /// An array or object being written.
@@ -582,11 +583,11 @@ struct Compound<'e> {
     count: usize,
     /// Whether it is an object (a map, a struct).
     object: bool,
-    /// An object's property names so far, as byte ranges of the output; while fewer than
-    /// [`FEW_NAMES`], the mask of their sketches (as the decoder's `PropertyNames`), past it
-    /// their hashes.
+    /// An object's property names so far, as byte ranges of the output.
     names: Vec<(usize, usize)>,
+    /// While it has fewer than [`FEW_NAMES`] names: the mask of their [`sketch_bit`]s.
     sketches: u64,
+    /// From [`FEW_NAMES`] names on: their hashes.
     hashes: Option<HashSet<u64>>,
     /// The levels of nesting it closes: 2 for an enum variant's, with its outer object.
     levels: usize,
@@ -1277,7 +1278,7 @@ mod tests {
         Dangling,
         /// Members that fail, gone past, then one that does not.
         Retried,
-        /// A repeated name after more names than are compared one by one.
+        /// A repeated name after more names than are checked by sketch.
         LateRepeat,
         /// A struct that gives a field name twice, among names with other sketches.
         EarlyRepeat,
