@@ -12,8 +12,11 @@
 //!
 //! Every measurement runs in a fresh child process (this binary with `--worker`, or
 //! `node bench/idb-bench.mjs`), so each system's peak resident memory (`VmHWM`, or Node's
-//! `maxRSS`) is its own. Each job runs `--runs` times (default 5), the systems interleaved;
-//! the table shows medians. Prints a Markdown report on standard output.
+//! `maxRSS`) is its own. Each job runs `--runs` times (default 5), the systems interleaved
+//! (Indexa and raw SQLite one after the other, which of them first alternating from round to
+//! round, then fake-indexeddb); the table shows medians, and beside them the median of each
+//! round's ratio of Indexa to raw SQLite with its range, which a machine whose speed drifts
+//! moves less. Prints a Markdown report on standard output.
 
 mod data;
 mod indexa_side;
@@ -38,7 +41,15 @@ enum System {
     Postgres,
 }
 
-const SYSTEMS: [System; 3] = [System::Indexa, System::Sqlite, System::FakeIdb];
+/// The systems in the order round `run` runs them: Indexa and raw SQLite adjacent, so that
+/// the ratio of the two is taken over the same minute; which of them runs first alternates.
+fn round_order(run: usize) -> [System; 3] {
+    if run % 2 == 0 {
+        [System::Indexa, System::Sqlite, System::FakeIdb]
+    } else {
+        [System::Sqlite, System::Indexa, System::FakeIdb]
+    }
+}
 
 impl System {
     fn label(self) -> &'static str {
@@ -348,6 +359,19 @@ fn median(mut v: Vec<f64>) -> f64 {
     v[v.len() / 2]
 }
 
+/// Indexa's time over raw SQLite's in each round (run `r` of one against run `r` of the
+/// other), as "median (lowest–highest)"; `None` when a run lacks `metric`.
+fn round_ratios(indexa: &[RunResult], sqlite: &[RunResult], metric: &str) -> Option<String> {
+    let ratios = indexa
+        .iter()
+        .zip(sqlite)
+        .map(|(a, b)| Some(a.metrics.get(metric)? / b.metrics.get(metric)?))
+        .collect::<Option<Vec<f64>>>()?;
+    let lowest = ratios.iter().copied().fold(f64::INFINITY, f64::min);
+    let highest = ratios.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+    Some(format!("{:.2} ({lowest:.2}–{highest:.2})", median(ratios)))
+}
+
 fn fmt_time(secs: f64) -> String {
     if secs >= 10.0 {
         format!("{secs:.1} s")
@@ -426,7 +450,7 @@ fn harness(args: &[String]) -> Result<(), String> {
     for job in &jobs {
         let mut per: BTreeMap<System, Vec<RunResult>> = BTreeMap::new();
         for run in 0..runs {
-            for system in SYSTEMS {
+            for system in round_order(run) {
                 if system == System::FakeIdb && !(node && job.fake_idb) {
                     continue;
                 }
@@ -453,8 +477,8 @@ fn harness(args: &[String]) -> Result<(), String> {
             ""
         }
     );
-    println!("| workload | Indexa | raw SQLite | fake-indexeddb | Indexa vs SQLite | Indexa vs fake-indexeddb |");
-    println!("|---|---|---|---|---|---|");
+    println!("| workload | Indexa | raw SQLite | fake-indexeddb | Indexa vs SQLite | per round: median (range) | Indexa vs fake-indexeddb |");
+    println!("|---|---|---|---|---|---|---|");
     let mut mismatches = Vec::new();
     for (job, per) in jobs.iter().zip(&results) {
         for (metric, label, ops) in &job.rows {
@@ -480,12 +504,17 @@ fn harness(args: &[String]) -> Result<(), String> {
                 med(System::Sqlite),
                 med(System::FakeIdb),
             );
+            let rounds = match (per.get(&System::Indexa), per.get(&System::Sqlite)) {
+                (Some(a), Some(b)) => round_ratios(a, b, metric),
+                _ => None,
+            };
             println!(
-                "| {label} | {} | {} | {} | {} | {} |",
+                "| {label} | {} | {} | {} | {} | {} | {} |",
                 cell(i, false),
                 cell(s, false),
                 cell(f, !job.fake_idb),
                 i.zip(s).map(|(i, s)| fmt_ratio(i, s)).unwrap_or_default(),
+                rounds.unwrap_or_default(),
                 i.zip(f).map(|(i, f)| fmt_ratio(i, f)).unwrap_or_default(),
             );
             let checks: Vec<(System, Option<u64>)> = per
