@@ -12,11 +12,13 @@
 //!
 //! Every measurement runs in a fresh child process (this binary with `--worker`, or
 //! `node bench/idb-bench.mjs`), so each system's peak resident memory (`VmHWM`, or Node's
-//! `maxRSS`) is its own. Each job runs `--runs` times (default 5), the systems interleaved
-//! (Indexa and raw SQLite one after the other, which of them first alternating from round to
-//! round, then fake-indexeddb); the table shows medians, and beside them the median of each
-//! round's ratio of Indexa to raw SQLite with its range, which a machine whose speed drifts
-//! moves less. Prints a Markdown report on standard output.
+//! `maxRSS`) is its own. Each job runs `--runs` times (default 5), the systems interleaved;
+//! the table shows medians. Without `--postgres`, each round runs Indexa and raw SQLite one
+//! after the other, which of them first alternating from round to round, then
+//! fake-indexeddb, and the table also shows the median of the rounds' own ratios of Indexa to
+//! raw SQLite with their range, a ratio meant to move less with a machine whose speed drifts
+//! than one of two medians taken over different minutes. Prints a Markdown report on
+//! standard output.
 
 mod data;
 mod indexa_side;
@@ -354,9 +356,15 @@ fn run_child(
     Ok(parse_output(&String::from_utf8_lossy(&out.stdout)))
 }
 
+/// The median of `v` (of an even count, the mean of the two middle values).
 fn median(mut v: Vec<f64>) -> f64 {
     v.sort_by(f64::total_cmp);
-    v[v.len() / 2]
+    let mid = v.len() / 2;
+    if v.len() % 2 == 1 {
+        v[mid]
+    } else {
+        (v[mid - 1] + v[mid]) / 2.0
+    }
 }
 
 /// Indexa's time over raw SQLite's in each round (run `r` of one against run `r` of the
@@ -470,14 +478,16 @@ fn harness(args: &[String]) -> Result<(), String> {
 
     println!(
         "Medians of {runs} runs{}; each system in its own process. Ratios are Indexa's time \
-         divided by the reference's (\"slower\": Indexa takes longer).\n",
+         divided by the reference's (\"slower\": Indexa takes longer); \"Indexa / SQLite per \
+         round\" is the median of the rounds' own ratios (Indexa's time over raw SQLite's, \
+         the two run one after the other) with the lowest and highest.\n",
         if quick {
             " (--quick: reduced sizes)"
         } else {
             ""
         }
     );
-    println!("| workload | Indexa | raw SQLite | fake-indexeddb | Indexa vs SQLite | per round: median (range) | Indexa vs fake-indexeddb |");
+    println!("| workload | Indexa | raw SQLite | fake-indexeddb | Indexa vs SQLite | Indexa / SQLite per round: median (range) | Indexa vs fake-indexeddb |");
     println!("|---|---|---|---|---|---|---|");
     let mut mismatches = Vec::new();
     for (job, per) in jobs.iter().zip(&results) {
