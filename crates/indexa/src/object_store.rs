@@ -282,11 +282,12 @@ impl<'t> ObjectStore<'t> {
             }
             let mut encoded_key = KeyBytes::new();
             write_key(&key, &mut encoded_key);
-            let new_entries = meta
-                .indexes
-                .values()
-                .map(|ix| Ok((ix, value.index_keys(ix)?)))
-                .collect::<Result<SmallVec<[(&IndexMeta, IndexKeys); 4]>>>()?;
+            // Filled in place: collected through a `Result`, the array (a few hundred bytes)
+            // was copied once more per record written.
+            let mut new_entries: SmallVec<[(&IndexMeta, IndexKeys); 4]> = SmallVec::new();
+            for ix in meta.indexes.values() {
+                new_entries.push((ix, value.index_keys(ix)?));
+            }
             let encoded_value = value.encoded();
 
             // Checks, before any write.
@@ -349,12 +350,12 @@ impl<'t> ObjectStore<'t> {
                 } else {
                     conn.put_record(meta.id, &encoded_key, &encoded_value)?;
                 }
-                let entries: SmallVec<[(i64, &[u8]); 8]> = new_entries
-                    .iter()
-                    .enumerate()
-                    .filter(|&(i, _)| !unchanged(i))
-                    .flat_map(|(_, (ix, keys))| keys.iter().map(|k| (ix.id, k.as_slice())))
-                    .collect();
+                let mut entries: SmallVec<[(i64, &[u8]); 8]> = SmallVec::new();
+                for (i, (ix, keys)) in new_entries.iter().enumerate() {
+                    if !unchanged(i) {
+                        entries.extend(keys.iter().map(|k| (ix.id, k.as_slice())));
+                    }
+                }
                 conn.insert_index_entries(&encoded_key, &entries)
             })?;
             if let Some(g) = generator {
