@@ -16,6 +16,7 @@ const fs = require('node:fs');
 const os = require('node:os');
 const path = require('node:path');
 const { spawnSync } = require('node:child_process');
+const { median } = require('./compare.js');
 
 const root = path.join(__dirname, '..', '..', '..');
 const N = Number(process.env.N || 20000);
@@ -52,11 +53,6 @@ function runOnce(system, timeTasks = false) {
   if (system === 'chromium' && r.status === 2) return { skipped: r.stderr.trim() };
   if (r.status !== 0) throw new Error(`${system} failed (${r.status}): ${r.stderr || r.error}`);
   return JSON.parse(r.stdout.trim().split('\n').pop());
-}
-
-function median(xs) {
-  const s = [...xs].sort((a, b) => a - b);
-  return s.length % 2 ? s[(s.length - 1) / 2] : (s[s.length / 2 - 1] + s[s.length / 2]) / 2;
 }
 
 function ms(x) {

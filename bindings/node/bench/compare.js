@@ -28,6 +28,7 @@ async function child(system, pkg, prefix, runSteps) {
   process.stdout.write(`${JSON.stringify(steps)}\n`);
 }
 
+/** The median of `xs` (of an even count, the mean of the two middle values). */
 function median(xs) {
   const s = [...xs].sort((a, b) => a - b);
   return s.length % 2 ? s[(s.length - 1) / 2] : (s[s.length / 2 - 1] + s[s.length / 2]) / 2;
@@ -76,4 +77,4 @@ function compareSystems(script, prefix, runSteps) {
   }
 }
 
-module.exports = { compareSystems };
+module.exports = { compareSystems, median };

