@@ -212,9 +212,54 @@ pub(crate) fn open_connection(path: &Path) -> Result<Connection> {
             "could not switch the database file to WAL mode (got {mode})"
         )));
     }
-    conn.execute_batch("PRAGMA foreign_keys=OFF; PRAGMA cache_size=-65536;")
-        .sql()?;
+    conn.execute_batch(&format!(
+        "PRAGMA foreign_keys=OFF; PRAGMA cache_size=-{PAGE_CACHE_KIB};"
+    ))
+    .sql()?;
     Ok(conn)
+}
+
+/// Each connection's page cache, in KiB (`PRAGMA cache_size`).
+const PAGE_CACHE_KIB: i64 = 65536;
+
+/// How many bytes at the start of a database file a connection reads through a memory map
+/// (`PRAGMA mmap_size`) once its page cache has filled ([`MAP_FROM_CACHE_BYTES`]): the bundled
+/// SQLite's own limit (`SQLITE_MAX_MMAP_SIZE`, 2 GiB less 64 KiB), so in practice the whole
+/// file. SQLite maps no more than the file holds and writes through its usual calls (the map
+/// is read-only); where mapping fails or the platform has no `mmap`, it reads as before.
+/// Reads of pages missing from the page cache then cost a page fault the first time instead
+/// of a `read` call and a copy every time. The cost: an I/O error on a mapped page (a failing
+/// disk, a file truncated by a program other than SQLite) is a `SIGBUS` that ends the process
+/// rather than an `UnknownError` (docs/format.md, "Journal and durability").
+const MAPPED_BYTES: i64 = 0x7fff_0000;
+
+/// How full a connection's page cache is, in bytes, when the connection starts reading its
+/// file through a memory map: three quarters of the cache's size (SQLite counts each page
+/// with its bookkeeping, so a full cache holds somewhat less than its size in file pages). A
+/// file that fits in the page cache gains nothing from a map, and loses: SQLite unmaps the
+/// file at the start of every transaction that follows another connection's commit, and the
+/// pages are mapped again one fault at a time. See BENCHMARKS.md, "Reads through a memory map".
+const MAP_FROM_CACHE_BYTES: i64 = PAGE_CACHE_KIB * 1024 * 3 / 4;
+
+/// The bytes the page cache of `conn` holds now (`SQLITE_DBSTATUS_CACHE_USED`).
+fn page_cache_bytes(conn: &Connection) -> i64 {
+    let (mut current, mut highest) = (0, 0);
+    // SAFETY: `conn` is an open connection, used by this thread only (see the `Send` impl of
+    // `SqliteConnection`); the two pointers are to locals that outlive the call.
+    let rc = unsafe {
+        rusqlite::ffi::sqlite3_db_status(
+            conn.handle(),
+            rusqlite::ffi::SQLITE_DBSTATUS_CACHE_USED,
+            &mut current,
+            &mut highest,
+            0,
+        )
+    };
+    if rc == rusqlite::ffi::SQLITE_OK {
+        i64::from(current)
+    } else {
+        0
+    }
 }
 
 /// Sets the WAL journal mode and returns the mode now in force. Switching a new file reads
@@ -1644,6 +1689,10 @@ pub(crate) struct SqliteConnection {
     synchronous_full: Cell<Option<bool>>,
     /// Tables the running transaction must drop before it commits ([`drop_table`]).
     tables_to_drop: RefCell<Vec<String>>,
+    /// Whether the connection reads its file through a memory map ([`MAPPED_BYTES`]).
+    mapped: Cell<bool>,
+    /// How full the page cache is, in bytes, when the map is set ([`MAP_FROM_CACHE_BYTES`]).
+    map_from: i64,
 }
 
 // SAFETY: the kept statements are `!Send` only because they hold raw SQLite statement handles.
@@ -1655,16 +1704,27 @@ unsafe impl Send for SqliteConnection {}
 
 /// Opens (creating if needed) the SQLite file of a database (see [`open_connection`]).
 pub(crate) fn open(path: &Path) -> Result<crate::backend::Connection> {
-    Ok(Box::new(SqliteConnection {
-        conn: ConnectionWithStatements::new(open_connection(path)?, |_| {
-            std::array::from_fn(|_| RefCell::new(None))
-        }),
-        synchronous_full: Cell::new(None),
-        tables_to_drop: RefCell::new(Vec::new()),
-    }))
+    Ok(Box::new(SqliteConnection::open(
+        path,
+        MAP_FROM_CACHE_BYTES,
+    )?))
 }
 
 impl SqliteConnection {
+    /// A new connection to the file at `path` that maps the file once its page cache holds
+    /// `map_from` bytes.
+    fn open(path: &Path, map_from: i64) -> Result<SqliteConnection> {
+        Ok(SqliteConnection {
+            conn: ConnectionWithStatements::new(open_connection(path)?, |_| {
+                std::array::from_fn(|_| RefCell::new(None))
+            }),
+            synchronous_full: Cell::new(None),
+            tables_to_drop: RefCell::new(Vec::new()),
+            mapped: Cell::new(false),
+            map_from,
+        })
+    }
+
     fn conn(&self) -> &Connection {
         self.conn.borrow_owner()
     }
@@ -1676,6 +1736,20 @@ impl SqliteConnection {
         let result = set_synchronous(self.conn(), &mut current, durable);
         self.synchronous_full.set(current);
         result
+    }
+
+    /// Before a transaction: once the page cache holds [`SqliteConnection::map_from`] bytes
+    /// (the file outgrew it), the connection reads its file through a memory map from then on.
+    fn map_once_cache_fills(&self) -> Result<()> {
+        if self.mapped.get() || page_cache_bytes(self.conn()) < self.map_from {
+            return Ok(());
+        }
+        // SQLite answers with the size in force (its build's limit when that is lower).
+        self.conn()
+            .query_row(&format!("PRAGMA mmap_size={MAPPED_BYTES}"), [], |_| Ok(()))
+            .sql()?;
+        self.mapped.set(true);
+        Ok(())
     }
 
     /// Runs `f` on the kept statement `which`, taking it from rusqlite's statement cache when
@@ -1723,11 +1797,13 @@ impl SqliteConnection {
 impl StorageConnection for SqliteConnection {
     /// Starts a reading SQLite transaction (its snapshot is taken at the first read).
     fn begin_read(&self) -> Result<()> {
+        self.map_once_cache_fills()?;
         self.with_kept(Kept::Begin, run)
     }
 
     /// Starts a writing SQLite transaction, taking the write lock up front (`IMMEDIATE`).
     fn begin_write(&self, durable: bool) -> Result<()> {
+        self.map_once_cache_fills()?;
         self.set_durable(durable)?;
         self.with_kept(Kept::BeginImmediate, run)
     }
@@ -1735,6 +1811,7 @@ impl StorageConnection for SqliteConnection {
     /// As `begin_write`, with SQLite's busy timeout off for the `BEGIN IMMEDIATE`: a write
     /// lock held by another connection answers `SQLITE_BUSY` at once.
     fn try_begin_write(&self, durable: bool) -> Result<bool> {
+        self.map_once_cache_fills()?;
         self.set_durable(durable)?;
         self.conn().busy_timeout(std::time::Duration::ZERO).sql()?;
         let begun = self.with_kept(Kept::BeginImmediate, |stmt| match stmt.execute([]) {
@@ -2164,6 +2241,47 @@ mod tests {
             .query_row("PRAGMA journal_mode", [], |r| r.get(0))
             .unwrap();
         assert_eq!(mode, "wal");
+    }
+
+    /// A connection reads its file through a memory map ([`MAPPED_BYTES`]; SQLite's default
+    /// is none) from the first transaction after its page cache held `map_from` bytes, not
+    /// before.
+    #[test]
+    fn a_connection_maps_its_file_once_its_page_cache_fills() {
+        let dir = tempfile::tempdir().unwrap();
+        let c = SqliteConnection::open(&dir.path().join("db-x.indexa"), 1 << 20).unwrap();
+        let mapped = |c: &SqliteConnection| -> i64 {
+            c.conn()
+                .query_row("PRAGMA mmap_size", [], |r| r.get(0))
+                .unwrap()
+        };
+        c.conn().execute_batch("CREATE TABLE t (v BLOB)").unwrap();
+        c.begin_write(false).unwrap();
+        c.conn()
+            .execute("INSERT INTO t VALUES (zeroblob(3000))", [])
+            .unwrap();
+        c.commit().unwrap();
+        c.begin_read().unwrap();
+        c.commit().unwrap();
+        assert!(page_cache_bytes(c.conn()) < 1 << 20);
+        assert_eq!(mapped(&c), 0);
+        c.begin_write(false).unwrap();
+        for _ in 0..400 {
+            c.conn()
+                .execute("INSERT INTO t VALUES (zeroblob(3000))", [])
+                .unwrap();
+        }
+        c.commit().unwrap();
+        assert!(page_cache_bytes(c.conn()) >= 1 << 20);
+        assert_eq!(mapped(&c), 0);
+        c.begin_read().unwrap();
+        assert_eq!(mapped(&c), MAPPED_BYTES);
+        let count: i64 = c
+            .conn()
+            .query_row("SELECT COUNT(*) FROM t", [], |r| r.get(0))
+            .unwrap();
+        assert_eq!(count, 401);
+        c.commit().unwrap();
     }
 
     /// A new file's tables and row are committed with `synchronous=OFF` (the statements a
