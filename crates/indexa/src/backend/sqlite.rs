@@ -2284,6 +2284,60 @@ mod tests {
         c.commit().unwrap();
     }
 
+    /// A mapped connection reads what another connection committed after its map was set,
+    /// in pages of the write-ahead log and, after a checkpoint, in pages of a file that grew.
+    #[test]
+    fn a_mapped_connection_reads_other_connections_commits() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("db-x.indexa");
+        let writer = SqliteConnection::open(&path, 0).unwrap();
+        let reader = SqliteConnection::open(&path, 0).unwrap();
+        writer
+            .conn()
+            .execute_batch("CREATE TABLE t (k INTEGER PRIMARY KEY, v BLOB)")
+            .unwrap();
+        let sum = |c: &SqliteConnection| -> (i64, i64) {
+            c.begin_read().unwrap();
+            let got = c
+                .conn()
+                .query_row("SELECT COUNT(*), TOTAL(length(v)) FROM t", [], |r| {
+                    Ok((r.get(0)?, r.get::<_, f64>(1)? as i64))
+                })
+                .unwrap();
+            c.commit().unwrap();
+            got
+        };
+        let write = |rows: std::ops::Range<i64>| {
+            writer.begin_write(false).unwrap();
+            for k in rows {
+                writer
+                    .conn()
+                    .execute("INSERT INTO t VALUES (?1, zeroblob(1000))", [k])
+                    .unwrap();
+            }
+            writer.commit().unwrap();
+        };
+        write(0..10);
+        assert_eq!(sum(&reader), (10, 10_000));
+        let mapped: i64 = reader
+            .conn()
+            .query_row("PRAGMA mmap_size", [], |r| r.get(0))
+            .unwrap();
+        assert_eq!(mapped, MAPPED_BYTES);
+        write(10..500);
+        assert_eq!(sum(&reader), (500, 500_000));
+        writer
+            .conn()
+            .query_row("PRAGMA wal_checkpoint(TRUNCATE)", [], |_| Ok(()))
+            .unwrap();
+        write(500..2000);
+        writer
+            .conn()
+            .query_row("PRAGMA wal_checkpoint(TRUNCATE)", [], |_| Ok(()))
+            .unwrap();
+        assert_eq!(sum(&reader), (2000, 2_000_000));
+    }
+
     /// A new file's tables and row are committed with `synchronous=OFF` (the statements a
     /// new file's initialization runs, in order, traced); the setting is back to SQLite's
     /// default (FULL, 2) afterwards, before anything else is written. An existing file's
