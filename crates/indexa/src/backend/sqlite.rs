@@ -230,22 +230,41 @@ const PAGE_CACHE_KIB: i64 = 65536;
 /// Reads of pages missing from the page cache then cost a page fault the first time instead
 /// of a `read` call and a copy every time. The cost: an I/O error on a mapped page (a failing
 /// disk, a file truncated by a program other than SQLite) is a `SIGBUS` that ends the process
-/// rather than an `UnknownError` (docs/format.md, "Journal and durability").
+/// rather than an `UnknownError` (docs/format.md, "Journal and durability"). Only on 64-bit
+/// targets ([`MAPS`]).
 const MAPPED_BYTES: i64 = 0x7fff_0000;
 
+/// Whether connections map their files at all: not where the address space is 32 bits, which
+/// a few readers' maps of a large file could use up.
+const MAPS: bool = cfg!(target_pointer_width = "64");
+
 /// How full a connection's page cache is, in bytes, when the connection starts reading its
-/// file through a memory map: three quarters of the cache's size (SQLite counts each page
-/// with its bookkeeping, so a full cache holds somewhat less than its size in file pages). A
-/// file that fits in the page cache gains nothing from a map, and loses: SQLite unmaps the
-/// file at the start of every transaction that follows another connection's commit, and the
-/// pages are mapped again one fault at a time. See BENCHMARKS.md, "Reads through a memory map".
+/// file through a memory map: three quarters of the cache's size. SQLite counts each page
+/// with its bookkeeping (about 4,350 bytes for a 4 KiB page; a full cache counts about 66 MiB),
+/// so this is about 45 MiB of the file's pages read since the cache was last emptied (by
+/// another connection's commit, or by releasing the connection's memory). A file that fits in
+/// the page cache gains nothing from a map, and loses: SQLite unmaps the file at the start of
+/// every transaction that follows another connection's commit, and the pages are mapped again
+/// one fault at a time. See BENCHMARKS.md, "Reads through a memory map".
 const MAP_FROM_CACHE_BYTES: i64 = PAGE_CACHE_KIB * 1024 * 3 / 4;
+
+// The threshold is reached by a full cache, and not by an empty one.
+const _: () = assert!(0 < MAP_FROM_CACHE_BYTES && MAP_FROM_CACHE_BYTES < PAGE_CACHE_KIB * 1024);
+
+/// Sets how much of the file `conn` reads through a memory map (`PRAGMA mmap_size`, which
+/// answers with the size in force: SQLite's build limit when that is lower); 0 unmaps it.
+/// Between transactions, where no mapped page is in use.
+fn set_mmap_size(conn: &Connection, bytes: i64) -> Result<()> {
+    conn.execute_batch(&format!("PRAGMA mmap_size={bytes}"))
+        .sql()
+}
 
 /// The bytes the page cache of `conn` holds now (`SQLITE_DBSTATUS_CACHE_USED`).
 fn page_cache_bytes(conn: &Connection) -> i64 {
     let (mut current, mut highest) = (0, 0);
-    // SAFETY: `conn` is an open connection, used by this thread only (see the `Send` impl of
-    // `SqliteConnection`); the two pointers are to locals that outlive the call.
+    // SAFETY: `conn` is an open connection (opened `SQLITE_OPEN_NO_MUTEX`; rusqlite's
+    // `Connection` is not `Sync`, so no other thread uses it during the call); the two
+    // pointers are to locals that outlive the call.
     let rc = unsafe {
         rusqlite::ffi::sqlite3_db_status(
             conn.handle(),
@@ -1739,17 +1758,15 @@ impl SqliteConnection {
     }
 
     /// Before a transaction: once the page cache holds [`SqliteConnection::map_from`] bytes
-    /// (the file outgrew it), the connection reads its file through a memory map from then on.
-    fn map_once_cache_fills(&self) -> Result<()> {
-        if self.mapped.get() || page_cache_bytes(self.conn()) < self.map_from {
-            return Ok(());
+    /// (see [`MAP_FROM_CACHE_BYTES`]), the connection reads its file through a memory map
+    /// from then on. Best effort: should SQLite refuse the setting, the connection reads as
+    /// before and the transaction goes ahead.
+    fn map_once_cache_fills(&self) {
+        if !MAPS || self.mapped.get() || page_cache_bytes(self.conn()) < self.map_from {
+            return;
         }
-        // SQLite answers with the size in force (its build's limit when that is lower).
-        self.conn()
-            .query_row(&format!("PRAGMA mmap_size={MAPPED_BYTES}"), [], |_| Ok(()))
-            .sql()?;
         self.mapped.set(true);
-        Ok(())
+        let _ = set_mmap_size(self.conn(), MAPPED_BYTES);
     }
 
     /// Runs `f` on the kept statement `which`, taking it from rusqlite's statement cache when
@@ -1797,13 +1814,13 @@ impl SqliteConnection {
 impl StorageConnection for SqliteConnection {
     /// Starts a reading SQLite transaction (its snapshot is taken at the first read).
     fn begin_read(&self) -> Result<()> {
-        self.map_once_cache_fills()?;
+        self.map_once_cache_fills();
         self.with_kept(Kept::Begin, run)
     }
 
     /// Starts a writing SQLite transaction, taking the write lock up front (`IMMEDIATE`).
     fn begin_write(&self, durable: bool) -> Result<()> {
-        self.map_once_cache_fills()?;
+        self.map_once_cache_fills();
         self.set_durable(durable)?;
         self.with_kept(Kept::BeginImmediate, run)
     }
@@ -1811,7 +1828,7 @@ impl StorageConnection for SqliteConnection {
     /// As `begin_write`, with SQLite's busy timeout off for the `BEGIN IMMEDIATE`: a write
     /// lock held by another connection answers `SQLITE_BUSY` at once.
     fn try_begin_write(&self, durable: bool) -> Result<bool> {
-        self.map_once_cache_fills()?;
+        self.map_once_cache_fills();
         self.set_durable(durable)?;
         self.conn().busy_timeout(std::time::Duration::ZERO).sql()?;
         let begun = self.with_kept(Kept::BeginImmediate, |stmt| match stmt.execute([]) {
@@ -1849,7 +1866,12 @@ impl StorageConnection for SqliteConnection {
     }
 
     /// `sqlite3_db_release_memory`: the page cache's unused pages go back to the allocator.
+    /// The connection's map of its file goes too (its pages leave the process's resident
+    /// set); it is set again once the page cache fills again.
     fn release_memory(&self) -> Result<()> {
+        if self.mapped.replace(false) {
+            set_mmap_size(self.conn(), 0)?;
+        }
         self.conn().release_memory().map_err(sql_error)
     }
 
@@ -2243,49 +2265,56 @@ mod tests {
         assert_eq!(mode, "wal");
     }
 
+    /// The size of the memory map `c` reads its file through (0: none).
+    fn mapped(c: &SqliteConnection) -> i64 {
+        c.conn()
+            .query_row("PRAGMA mmap_size", [], |r| r.get(0))
+            .unwrap()
+    }
+
     /// A connection reads its file through a memory map ([`MAPPED_BYTES`]; SQLite's default
     /// is none) from the first transaction after its page cache held `map_from` bytes, not
-    /// before.
+    /// before; releasing its memory unmaps it until the cache fills again.
+    #[cfg(target_pointer_width = "64")]
     #[test]
     fn a_connection_maps_its_file_once_its_page_cache_fills() {
         let dir = tempfile::tempdir().unwrap();
         let c = SqliteConnection::open(&dir.path().join("db-x.indexa"), 1 << 20).unwrap();
-        let mapped = |c: &SqliteConnection| -> i64 {
-            c.conn()
-                .query_row("PRAGMA mmap_size", [], |r| r.get(0))
-                .unwrap()
+        let insert = |n: usize| {
+            c.begin_write(false).unwrap();
+            for _ in 0..n {
+                c.conn()
+                    .execute("INSERT INTO t VALUES (zeroblob(3000))", [])
+                    .unwrap();
+            }
+            c.commit().unwrap();
         };
         c.conn().execute_batch("CREATE TABLE t (v BLOB)").unwrap();
-        c.begin_write(false).unwrap();
-        c.conn()
-            .execute("INSERT INTO t VALUES (zeroblob(3000))", [])
-            .unwrap();
-        c.commit().unwrap();
+        insert(1);
         c.begin_read().unwrap();
         c.commit().unwrap();
         assert!(page_cache_bytes(c.conn()) < 1 << 20);
         assert_eq!(mapped(&c), 0);
-        c.begin_write(false).unwrap();
-        for _ in 0..400 {
-            c.conn()
-                .execute("INSERT INTO t VALUES (zeroblob(3000))", [])
-                .unwrap();
-        }
-        c.commit().unwrap();
+        insert(400);
         assert!(page_cache_bytes(c.conn()) >= 1 << 20);
         assert_eq!(mapped(&c), 0);
-        c.begin_read().unwrap();
+        insert(1);
         assert_eq!(mapped(&c), MAPPED_BYTES);
+        c.release_memory().unwrap();
+        assert_eq!(mapped(&c), 0);
+        c.begin_read().unwrap();
         let count: i64 = c
             .conn()
             .query_row("SELECT COUNT(*) FROM t", [], |r| r.get(0))
             .unwrap();
-        assert_eq!(count, 401);
+        assert_eq!(count, 402);
         c.commit().unwrap();
+        assert_eq!(mapped(&c), 0);
     }
 
     /// A mapped connection reads what another connection committed after its map was set,
-    /// in pages of the write-ahead log and, after a checkpoint, in pages of a file that grew.
+    /// in pages of the write-ahead log and, after checkpoints, in pages of a file that grew.
+    #[cfg(target_pointer_width = "64")]
     #[test]
     fn a_mapped_connection_reads_other_connections_commits() {
         let dir = tempfile::tempdir().unwrap();
@@ -2308,7 +2337,7 @@ mod tests {
             got
         };
         let write = |rows: std::ops::Range<i64>| {
-            writer.begin_write(false).unwrap();
+            assert!(writer.try_begin_write(false).unwrap());
             for k in rows {
                 writer
                     .conn()
@@ -2317,24 +2346,24 @@ mod tests {
             }
             writer.commit().unwrap();
         };
+        // Fully checkpointed: no reader held the log back.
+        let checkpoint = || {
+            let busy: i64 = writer
+                .conn()
+                .query_row("PRAGMA wal_checkpoint(TRUNCATE)", [], |r| r.get(0))
+                .unwrap();
+            assert_eq!(busy, 0);
+        };
         write(0..10);
+        assert_eq!(mapped(&writer), MAPPED_BYTES);
         assert_eq!(sum(&reader), (10, 10_000));
-        let mapped: i64 = reader
-            .conn()
-            .query_row("PRAGMA mmap_size", [], |r| r.get(0))
-            .unwrap();
-        assert_eq!(mapped, MAPPED_BYTES);
+        assert_eq!(mapped(&reader), MAPPED_BYTES);
         write(10..500);
         assert_eq!(sum(&reader), (500, 500_000));
-        writer
-            .conn()
-            .query_row("PRAGMA wal_checkpoint(TRUNCATE)", [], |_| Ok(()))
-            .unwrap();
+        checkpoint();
+        assert_eq!(sum(&reader), (500, 500_000));
         write(500..2000);
-        writer
-            .conn()
-            .query_row("PRAGMA wal_checkpoint(TRUNCATE)", [], |_| Ok(()))
-            .unwrap();
+        checkpoint();
         assert_eq!(sum(&reader), (2000, 2_000_000));
     }
 
