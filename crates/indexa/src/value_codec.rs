@@ -742,11 +742,28 @@ impl<'a> Reader<'a> {
 /// last byte) says which names cannot be among them, so a name is compared with the others
 /// only when its sketch was seen: a record's names, nearly always distinct, then cost a few
 /// instructions each instead of a comparison with every name before.
-#[derive(Default)]
 pub(crate) struct PropertyNames<'a> {
-    few: smallvec::SmallVec<[&'a [u8]; 16]>,
+    /// The first [`FEW_NAMES`] names, `few[..count]` in use (a plain array: a `SmallVec`'s
+    /// push cost a typed read about 30 instructions more per name).
+    few: [&'a [u8]; FEW_NAMES],
+    count: usize,
     sketches: u64,
     many: Option<std::collections::HashSet<&'a [u8], crate::object::PropertyHasher>>,
+}
+
+/// How many names an object checks for a repeat by sketch (comparing them on a match),
+/// before it hashes them: [`PropertyNames`] when reading, the serde encoder when writing.
+pub(crate) const FEW_NAMES: usize = 16;
+
+impl Default for PropertyNames<'_> {
+    fn default() -> Self {
+        PropertyNames {
+            few: [&[]; FEW_NAMES],
+            count: 0,
+            sketches: 0,
+            many: None,
+        }
+    }
 }
 
 /// The bit of `name`'s sketch (its WTF-8 bytes, or a decoded name's code units) in
@@ -776,28 +793,32 @@ impl<'a> PropertyNames<'a> {
     ///
     /// # Errors
     /// [`Error::Unknown`] (`duplicate property name`) when the object already has it.
+    #[inline]
     pub(crate) fn insert(&mut self, name: &'a [u8], at: usize) -> Result<()> {
-        let fresh = match &mut self.many {
-            Some(set) => set.insert(name),
-            None if self.few.len() < self.few.inline_size() => {
-                let bit = sketch_bit(name);
-                let fresh = self.sketches & bit == 0 || !self.few.contains(&name);
-                self.sketches |= bit;
-                self.few.push(name);
-                fresh
-            }
-            None => {
-                let mut set: std::collections::HashSet<_, _> = self.few.drain(..).collect();
-                let fresh = set.insert(name);
-                self.many = Some(set);
-                fresh
-            }
+        let fresh = if self.count < FEW_NAMES {
+            let bit = sketch_bit(name);
+            let fresh = self.sketches & bit == 0 || !self.few[..self.count].contains(&name);
+            self.sketches |= bit;
+            self.few[self.count] = name;
+            self.count += 1;
+            fresh
+        } else {
+            self.insert_many(name)
         };
         if fresh {
             Ok(())
         } else {
             Err(corrupt(at, "duplicate property name"))
         }
+    }
+
+    /// [`PropertyNames::insert`] past [`FEW_NAMES`] names: whether `name` is new.
+    #[inline(never)]
+    fn insert_many(&mut self, name: &'a [u8]) -> bool {
+        let few = &self.few;
+        self.many
+            .get_or_insert_with(|| few.iter().copied().collect())
+            .insert(name)
     }
 }
 

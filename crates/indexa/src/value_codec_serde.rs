@@ -20,7 +20,7 @@ use serde::ser::{self, Serialize};
 
 use crate::error::{Error, Result};
 use crate::value_codec::{
-    corrupt, put_number, put_varint, sketch_bit, LoneSurrogates, PropertyNames, Reader,
+    corrupt, put_number, put_varint, sketch_bit, LoneSurrogates, PropertyNames, Reader, FEW_NAMES,
     MAX_VALUE_DEPTH, TAG_ARRAY, TAG_BINARY, TAG_DATE, TAG_FALSE, TAG_NULL, TAG_NUMBER, TAG_OBJECT,
     TAG_SMALL_INT, TAG_STRING, TAG_TRUE, TAG_UNDEFINED, VALUE_FORMAT_VERSION,
 };
@@ -569,10 +569,6 @@ impl Encoder {
         Ok(())
     }
 }
-
-/// How many names an object checks for a repeat by sketch (comparing them on a match),
-/// before it hashes them.
-const FEW_NAMES: usize = 16;
 
 /// An array or object being written.
 struct Compound<'e> {
