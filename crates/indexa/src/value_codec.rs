@@ -407,6 +407,7 @@ impl<'a> Reader<'a> {
     }
 
     /// The bytes read since byte `at`.
+    #[inline]
     pub(crate) fn since(&self, at: usize) -> &'a [u8] {
         &self.bytes[at..self.pos]
     }
