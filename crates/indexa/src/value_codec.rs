@@ -745,7 +745,7 @@ impl<'a> Reader<'a> {
 /// instructions each instead of a comparison with every name before.
 pub(crate) struct PropertyNames<'a> {
     /// The first [`FEW_NAMES`] names, `few[..count]` in use (a plain array: a `SmallVec`'s
-    /// push cost a typed read about 30 instructions more per name).
+    /// push, with a call per name, cost a typed read about 25 instructions more per name).
     few: [&'a [u8]; FEW_NAMES],
     count: usize,
     sketches: u64,
@@ -852,6 +852,22 @@ pub(crate) mod testing {
     use crate::utf16::Utf16String;
     use crate::value::Value;
 
+    /// An object's stored bytes (fewer than 128 properties, each name shorter than 128
+    /// bytes) with these property names, each holding null.
+    pub(crate) fn object_named(names: &[&str]) -> Vec<u8> {
+        let mut bytes = vec![
+            super::VALUE_FORMAT_VERSION,
+            super::TAG_OBJECT,
+            names.len() as u8,
+        ];
+        for name in names {
+            bytes.push(name.len() as u8);
+            bytes.extend_from_slice(name.as_bytes());
+            bytes.push(super::TAG_NULL);
+        }
+        bytes
+    }
+
     /// True when `a` and `b` are the same value: numbers and dates compared by bits, except that
     /// with `exact_nan == false` any two NaNs match (JavaScript's SameValue).
     pub(crate) fn same_value(a: &Value, b: &Value, exact_nan: bool) -> bool {
@@ -951,7 +967,7 @@ pub(crate) mod testing {
 mod tests {
     use proptest::prelude::*;
 
-    use super::testing::{same_value, value};
+    use super::testing::{object_named, same_value, value};
     use super::*;
 
     fn round_trip(v: &Value) -> Value {
@@ -1255,15 +1271,37 @@ mod tests {
         assert!(same_value(&seen.done.unwrap(), &v, true));
     }
 
-    /// An object's stored bytes with these property names, each holding null.
-    fn object_named(names: &[&str]) -> Vec<u8> {
-        let mut bytes = vec![VALUE_FORMAT_VERSION, TAG_OBJECT, names.len() as u8];
-        for name in names {
-            bytes.push(name.len() as u8);
-            bytes.extend_from_slice(name.as_bytes());
-            bytes.push(TAG_NULL);
+    /// Around the 16 names kept in place and the hash set that takes over from the 17th: a
+    /// repeat of the first or the last kept name, at the 16th, the 17th or a later name, and
+    /// a repeat among the hashed names, are all refused; as many distinct names are not.
+    #[test]
+    fn repeats_are_refused_around_the_sixteenth_name() {
+        let all: Vec<String> = (0..24).map(|i| format!("n{i}")).collect();
+        let first = |k: usize| all[..k].iter().map(String::as_str).collect::<Vec<&str>>();
+        for k in [FEW_NAMES - 1, FEW_NAMES, FEW_NAMES + 1, 20] {
+            let bytes = object_named(&first(k));
+            assert_eq!(check_value(&bytes), Ok(()), "{k} names");
+            assert!(decode_value(&bytes).is_ok(), "{k} names");
         }
-        bytes
+        for (k, repeated) in [
+            (FEW_NAMES - 1, "n0"),
+            (FEW_NAMES - 1, "n14"),
+            (FEW_NAMES, "n0"),
+            (FEW_NAMES, "n15"),
+            (20, "n15"),
+            (20, "n16"),
+            (20, "n19"),
+        ] {
+            let mut names = first(k);
+            names.push(repeated);
+            let bytes = object_named(&names);
+            let err = check_value(&bytes).unwrap_err();
+            assert!(
+                err.to_string().contains("duplicate property name"),
+                "{names:?}: {err}"
+            );
+            assert_eq!(Err(err), decode_value(&bytes).map(|_| ()), "{names:?}");
+        }
     }
 
     #[test]

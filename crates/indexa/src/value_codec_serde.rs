@@ -964,7 +964,7 @@ mod tests {
     use serde::{Deserialize, Serialize};
 
     use super::*;
-    use crate::value_codec::testing::{same_value, value};
+    use crate::value_codec::testing::{object_named, same_value, value};
     use crate::value_codec::{check_value, decode_value, encode_value};
     use crate::value_serde::{from_value, to_value};
     use crate::{parse_value, Value};
@@ -1408,6 +1408,55 @@ mod tests {
             let decoded = decode_value(&bytes).is_ok();
             prop_assert_eq!(check_value(&bytes).is_ok(), decoded);
             prop_assert_eq!(decode_value_as::<IgnoredAny>(&bytes).is_ok(), decoded);
+        }
+    }
+
+    /// Typed reads refuse a repeated property name around the 16 names kept in place, as
+    /// `check_value` does, whatever the target (a map would otherwise keep one of the two).
+    #[test]
+    fn typed_reads_refuse_repeats_around_the_sixteenth_name() {
+        let all: Vec<String> = (0..24).map(|i| format!("n{i}")).collect();
+        let first = |k: usize| all[..k].iter().map(String::as_str).collect::<Vec<&str>>();
+        for k in [FEW_NAMES - 1, FEW_NAMES, FEW_NAMES + 1, 20] {
+            let bytes = object_named(&first(k));
+            let json = decode_value_as::<serde_json::Value>(&bytes).unwrap();
+            assert_eq!(json.as_object().map(|o| o.len()), Some(k));
+            assert_eq!(
+                decode_value_as::<BTreeMap<String, ()>>(&bytes)
+                    .unwrap()
+                    .len(),
+                k
+            );
+            assert!(decode_value_as::<IgnoredAny>(&bytes).is_ok());
+        }
+        for (k, repeated) in [
+            (FEW_NAMES - 1, "n0"),
+            (FEW_NAMES - 1, "n14"),
+            (FEW_NAMES, "n0"),
+            (FEW_NAMES, "n15"),
+            (20, "n15"),
+            (20, "n16"),
+            (20, "n19"),
+        ] {
+            let mut names = first(k);
+            names.push(repeated);
+            let bytes = object_named(&names);
+            let err = check_value(&bytes).unwrap_err();
+            assert!(
+                err.to_string().contains("duplicate property name"),
+                "{names:?}: {err}"
+            );
+            let json = decode_value_as::<serde_json::Value>(&bytes).unwrap_err();
+            assert_eq!(json, err, "{names:?}");
+            let map = decode_value_as::<BTreeMap<String, ()>>(&bytes).unwrap_err();
+            assert_eq!(map, err, "{names:?}");
+            assert_eq!(
+                decode_value_as::<Value>(&bytes).unwrap_err(),
+                err,
+                "{names:?}"
+            );
+            let ignored = decode_value_as::<IgnoredAny>(&bytes).unwrap_err();
+            assert_eq!(ignored, err, "{names:?}");
         }
     }
 }

@@ -241,9 +241,10 @@ const MAPS: bool = cfg!(target_pointer_width = "64");
 /// How full a connection's page cache is, in bytes, when the connection starts reading its
 /// file through a memory map: three quarters of the cache's size. SQLite counts each page
 /// with its bookkeeping (about 4,350 bytes for a 4 KiB page; a full cache counts about 66 MiB),
-/// so this is about 45 MiB of the file's pages read since the cache was last emptied (by
-/// another connection's commit, or by releasing the connection's memory). A file that fits in
-/// the page cache gains nothing from a map, and loses: SQLite unmaps the file at the start of
+/// so this is about 45 MiB of the file's pages read or written since the cache was last
+/// emptied (by another connection's commit, or by releasing the connection's memory); a file
+/// smaller than that is never mapped. A file that fits in the page cache gains nothing from
+/// a map, and loses: SQLite unmaps the file at the start of
 /// every transaction that follows another connection's commit, and the pages are mapped again
 /// one fault at a time. See BENCHMARKS.md, "Reads through a memory map".
 const MAP_FROM_CACHE_BYTES: i64 = PAGE_CACHE_KIB * 1024 * 3 / 4;
