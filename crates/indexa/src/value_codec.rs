@@ -1271,39 +1271,6 @@ mod tests {
         assert!(same_value(&seen.done.unwrap(), &v, true));
     }
 
-    /// Around the 16 names kept in place and the hash set that takes over from the 17th: a
-    /// repeat of the first or the last kept name, at the 16th, the 17th or a later name, and
-    /// a repeat among the hashed names, are all refused; as many distinct names are not.
-    #[test]
-    fn repeats_are_refused_around_the_sixteenth_name() {
-        let all: Vec<String> = (0..24).map(|i| format!("n{i}")).collect();
-        let first = |k: usize| all[..k].iter().map(String::as_str).collect::<Vec<&str>>();
-        for k in [FEW_NAMES - 1, FEW_NAMES, FEW_NAMES + 1, 20] {
-            let bytes = object_named(&first(k));
-            assert_eq!(check_value(&bytes), Ok(()), "{k} names");
-            assert!(decode_value(&bytes).is_ok(), "{k} names");
-        }
-        for (k, repeated) in [
-            (FEW_NAMES - 1, "n0"),
-            (FEW_NAMES - 1, "n14"),
-            (FEW_NAMES, "n0"),
-            (FEW_NAMES, "n15"),
-            (20, "n15"),
-            (20, "n16"),
-            (20, "n19"),
-        ] {
-            let mut names = first(k);
-            names.push(repeated);
-            let bytes = object_named(&names);
-            let err = check_value(&bytes).unwrap_err();
-            assert!(
-                err.to_string().contains("duplicate property name"),
-                "{names:?}: {err}"
-            );
-            assert_eq!(Err(err), decode_value(&bytes).map(|_| ()), "{names:?}");
-        }
-    }
-
     #[test]
     fn names_with_the_same_sketch_are_still_told_apart() {
         // Same length, first and last byte: one sketch, different names.

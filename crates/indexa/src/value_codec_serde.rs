@@ -1411,14 +1411,19 @@ mod tests {
         }
     }
 
-    /// Typed reads refuse a repeated property name around the 16 names kept in place, as
-    /// `check_value` does, whatever the target (a map would otherwise keep one of the two).
+    /// Around the 16 names kept in place and the hash set that takes over from the 17th: a
+    /// repeat of the first or the last kept name, at the 16th, the 17th or a later name, and
+    /// a repeat among the hashed names, are refused by `check_value`, `decode_value` and
+    /// typed reads whatever the target (a map would otherwise keep one of the two); as many
+    /// distinct names are not.
     #[test]
     fn typed_reads_refuse_repeats_around_the_sixteenth_name() {
         let all: Vec<String> = (0..24).map(|i| format!("n{i}")).collect();
         let first = |k: usize| all[..k].iter().map(String::as_str).collect::<Vec<&str>>();
         for k in [FEW_NAMES - 1, FEW_NAMES, FEW_NAMES + 1, 20] {
             let bytes = object_named(&first(k));
+            assert_eq!(check_value(&bytes), Ok(()), "{k} names");
+            assert!(decode_value(&bytes).is_ok(), "{k} names");
             let json = decode_value_as::<serde_json::Value>(&bytes).unwrap();
             assert_eq!(json.as_object().map(|o| o.len()), Some(k));
             assert_eq!(
@@ -1446,6 +1451,8 @@ mod tests {
                 err.to_string().contains("duplicate property name"),
                 "{names:?}: {err}"
             );
+            let generic = decode_value(&bytes).map(|_| ());
+            assert_eq!(generic, Err(err.clone()), "{names:?}");
             let json = decode_value_as::<serde_json::Value>(&bytes).unwrap_err();
             assert_eq!(json, err, "{names:?}");
             let map = decode_value_as::<BTreeMap<String, ()>>(&bytes).unwrap_err();
