@@ -243,18 +243,18 @@ const MAPS: bool = cfg!(target_pointer_width = "64");
 /// with its bookkeeping (about 4,350 bytes for a 4 KiB page; a full cache counts about 66 MiB),
 /// so this is about 45 MiB of the file's pages read or written since the cache was last
 /// emptied (by another connection's commit, or by releasing the connection's memory); a file
-/// smaller than that is never mapped. A file that fits in the page cache gains nothing from
-/// a map, and loses: SQLite unmaps the file at the start of
-/// every transaction that follows another connection's commit, and the pages are mapped again
-/// one fault at a time. See BENCHMARKS.md, "Reads through a memory map".
+/// smaller than that is never mapped. A file that fits in the page cache gains nothing from a
+/// map, and loses: SQLite unmaps the file at the start of every transaction that follows
+/// another connection's commit, and the pages are mapped again one fault at a time. See
+/// BENCHMARKS.md, "Reads through a memory map".
 const MAP_FROM_CACHE_BYTES: i64 = PAGE_CACHE_KIB * 1024 * 3 / 4;
 
 // The threshold is reached by a full cache, and not by an empty one.
 const _: () = assert!(0 < MAP_FROM_CACHE_BYTES && MAP_FROM_CACHE_BYTES < PAGE_CACHE_KIB * 1024);
 
-/// Sets how much of the file `conn` reads through a memory map (`PRAGMA mmap_size`, which
-/// answers with the size in force: SQLite's build limit when that is lower); 0 unmaps it.
-/// Between transactions, where no mapped page is in use.
+/// Sets how much of the file `conn` reads through a memory map (`PRAGMA mmap_size`; SQLite
+/// keeps its build limit when `bytes` is above it); 0 unmaps the file. Called between
+/// transactions, where no mapped page is in use.
 fn set_mmap_size(conn: &Connection, bytes: i64) -> Result<()> {
     conn.execute_batch(&format!("PRAGMA mmap_size={bytes}"))
         .sql()
