@@ -37,7 +37,8 @@ class Connection {
   }
 
   /**
-   * Calls native method `method` with a fresh op id; `done(errorName, result)` gets the reply.
+   * Calls native method `method` with a fresh op id; `done(errorName, result)` gets the reply
+   * (`done` a function, or a request's internal state, whose `reply` method gets it).
    * With `ready` (a promise of the arguments: a write waiting for Blob bytes), the call and
    * every later one wait until it settles, so the engine sees ops in the order submitted.
    */
@@ -83,7 +84,7 @@ class Connection {
         this.send(method, args, done);
       } catch (e) {
         const err = rethrow(e);
-        done(err.name || 'UnknownError', err.message);
+        deliver(done, err.name || 'UnknownError', err.message);
       }
     }
   }
@@ -107,14 +108,20 @@ class Connection {
         error = replyError(buffer, start);
         if (error === null) result = decodeReply(buffer, start);
       } catch (e) {
-        done('UnknownError', `a reply could not be read: ${e.message}`);
+        deliver(done, 'UnknownError', `a reply could not be read: ${e.message}`);
         continue;
       }
-      if (error === null) done(null, result);
-      else done(error[0], error[1]);
+      if (error === null) deliver(done, null, result);
+      else deliver(done, error[0], error[1]);
     }
     if (this.busy === 0) this.native.setBusy(false);
   }
+}
+
+/** Hands a reply to its receiver: a callback, or a request's internal state (see `submit`). */
+function deliver(done, err, result) {
+  if (typeof done === 'function') done(err, result);
+  else done.reply(err, result);
 }
 
 module.exports = { Connection };

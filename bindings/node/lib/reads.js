@@ -11,6 +11,7 @@ const { recordsOf } = require('./IDBRecord.js');
 const { liveStore, liveIndex } = require('./schema.js');
 const { checkActive } = require('./transactionLifecycle.js');
 const { placeRequest } = require('./requests.js');
+const { IDBRequest, newRequest } = require('./IDBRequest.js');
 const { DIRECTIONS } = require('./IDBCursor.js');
 
 /**
@@ -23,15 +24,28 @@ function read(source, index, kind, convertArgs) {
   checkActive(tx);
   // The query is converted only once the transaction is known to be active (the spec's order).
   const [range, count, direction] = convertArgs();
-  const kp = si.meta.keyPath;
-  let convert = null;
-  if (kind === 'get') convert = (v) => revive(v, kp);
-  else if (kind === 'getAll') convert = (vs) => { for (let i = 0; i < vs.length; i++) vs[i] = revive(vs[i], kp); return vs; };
-  else if (kind === 'getAllRecords') convert = (rows) => recordsOf(rows, kp);
   const indexName = index !== null ? index[internal].meta.name : undefined;
+  const r = newRequest(IDBRequest, source, tx);
+  r[internal].keyPath = si.meta.keyPath;
   return placeRequest(tx, source, 'read',
-    [tx[internal].id, si.meta.name, indexName, kind, range, count, direction], convert);
+    [tx[internal].id, si.meta.name, indexName, kind, range, count, direction], CONVERSIONS[kind], r);
 }
+
+/**
+ * The conversion of each kind of read's result (`ri`: the request's internal state, with the
+ * store's key path): values revived (their key injected, see values.js), records made.
+ */
+const CONVERSIONS = {
+  get: (v, ri) => revive(v, ri.keyPath),
+  getAll: (vs, ri) => {
+    for (let i = 0; i < vs.length; i++) vs[i] = revive(vs[i], ri.keyPath);
+    return vs;
+  },
+  getAllRecords: (rows, ri) => recordsOf(rows, ri.keyPath),
+  getKey: undefined,
+  getAllKeys: undefined,
+  count: undefined,
+};
 
 /** The count argument of getAll()/getAllKeys() ([EnforceRange] unsigned long), or undefined. */
 function countArg(count) {

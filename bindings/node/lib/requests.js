@@ -25,22 +25,33 @@ function schemaOp(tx, method, args) {
 }
 
 /**
- * Places a request; `convert(result)` maps the native result to the request's result;
+ * Places a request; `convert(result, ri)` maps the native result to the request's result
+ * (`ri` the request's internal state, whose `keyPath` a read sets);
  * `ready`, a promise of the arguments, delays the native call (see `Connection.submit`).
  */
 function placeRequest(tx, source, method, args, convert, request, ready) {
   const ti = tx[internal];
   const r = request || newRequest(IDBRequest, source, tx);
+  const ri = r[internal];
   const conn = ti.db[internal].conn;
   // Behind a held write, a value's synchronous checks still throw here.
   if (ready === undefined && conn.held.length > 0 && CHECKED_WRITES.has(method)) conn.check(method, args);
-  conn.submit(method, args, (err, result) => {
-    runServedStep(ti);
-    settle(tx, r, convert, err, result);
-  }, ready);
+  ri.convert = convert;
+  ri.reply = requestReplied;
+  conn.submit(method, args, ri, ready);
   ti.pending++;
   ti.requests.add(r);
   return r;
+}
+
+/**
+ * The engine's reply to a request placed by `placeRequest`; `this` is the request's internal
+ * state (a method of it, so that placing a request makes no closure).
+ */
+function requestReplied(err, result) {
+  const tx = this.transaction;
+  runServedStep(tx[internal]);
+  settle(tx, this.request, this.convert, err, result);
 }
 
 /** Places a request that writes: cursors of the transaction first drop their read-ahead rows. */
@@ -142,7 +153,7 @@ function settle(tx, r, convert, err, result) {
     wasCommitting = ti.state === 'committing';
     if (!wasCommitting) ti.state = 'active';
     if (err === null) {
-      ri.result = convert ? convert(result) : result;
+      ri.result = convert ? convert(result, ri) : result;
       ri.error = undefined;
     } else {
       ri.result = undefined;
