@@ -1,10 +1,12 @@
 'use strict';
 // The JavaScript heap a request holds while it waits for its reply, in bytes per request:
-// COUNT gets (each with an `onsuccess` handler, as the workload's), then COUNT puts, placed at
-// once in one transaction on a store of 2,000 records {name, pop}, with a full garbage
-// collection before and after placing them; the median of 3 rounds. A program that places
-// many requests at once (a bulk put, `Promise.all` over many gets) holds this much per request
-// until the replies come, and the young-generation collections meanwhile copy it.
+// COUNT gets (each with an `onsuccess` handler, as the workload's), then COUNT puts, each kind
+// placed at once in a transaction of its own on a store of 2,000 records {name, pop}, with a
+// full garbage collection before and after placing them; the median of 3 rounds. A program
+// that places many requests at once (a bulk put, `Promise.all` over many gets) holds this much
+// per request until the replies come. The figure includes each request's share of the
+// connection's and the transaction's tables of pending requests, which grow in steps, so it
+// moves a little with COUNT; compare builds at the same COUNT.
 //
 //   node --expose-gc bindings/node/bench/pending-memory.js [COUNT]     # default 10000
 //
@@ -37,7 +39,17 @@ function median(xs) {
 async function main() {
   if (typeof global.gc !== 'function') throw new Error('run with node --expose-gc');
   const count = Number(process.argv[2] || 10000);
+  if (!Number.isInteger(count) || count < 1) throw new Error('COUNT must be a positive integer');
   const dir = fs.mkdtempSync(path.join(process.env.INDEXA_BENCH_DIR || os.tmpdir(), 'indexa-pending-'));
+  try {
+    process.stdout.write(`${JSON.stringify(await measure(dir, count))}\n`);
+  } finally {
+    fs.rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+/** The medians of the rounds, as `{ count, bytesPerGet, bytesPerPut, check }`. */
+async function measure(dir, count) {
   const factory = new indexa.IDBFactory({ dir });
   const open = factory.open('pending', 1);
   open.onupgradeneeded = () => open.result.createObjectStore('s');
@@ -63,11 +75,10 @@ async function main() {
     await done(tx);
   }
   db.close();
-  fs.rmSync(dir, { recursive: true, force: true });
-  process.stdout.write(`${JSON.stringify({ count, bytesPerGet: Math.round(median(gets)), bytesPerPut: Math.round(median(puts)), check: sum })}\n`);
+  return { count, bytesPerGet: Math.round(median(gets)), bytesPerPut: Math.round(median(puts)), check: sum };
 }
 
 main().catch((e) => {
-  console.error(e);
+  console.error(e.message);
   process.exit(1);
 });

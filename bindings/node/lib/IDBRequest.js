@@ -31,15 +31,15 @@ defineInterface(IDBOpenDBRequest, 'IDBOpenDBRequest');
 
 /**
  * A new request of interface `cls`. Its internal state also carries what its reply needs
- * (requests.js): the request itself, the conversion of its result and the store's key path
- * that conversion takes, and the function that receives the reply.
+ * (requests.js): the request itself, the conversion of its result, and the function that
+ * receives the reply.
  */
 function newRequest(cls, source, transaction) {
   const r = Object.create(cls.prototype);
   initEventTarget(r);
   r[internal] = {
     readyState: 'pending', result: undefined, error: null, source, transaction,
-    request: r, convert: undefined, keyPath: null, reply: null,
+    request: r, convert: undefined, reply: null,
   };
   return r;
 }

@@ -11,7 +11,6 @@ const { recordsOf } = require('./IDBRecord.js');
 const { liveStore, liveIndex } = require('./schema.js');
 const { checkActive } = require('./transactionLifecycle.js');
 const { placeRequest } = require('./requests.js');
-const { IDBRequest, newRequest } = require('./IDBRequest.js');
 const { DIRECTIONS } = require('./IDBCursor.js');
 
 /**
@@ -25,23 +24,28 @@ function read(source, index, kind, convertArgs) {
   // The query is converted only once the transaction is known to be active (the spec's order).
   const [range, count, direction] = convertArgs();
   const indexName = index !== null ? index[internal].meta.name : undefined;
-  const r = newRequest(IDBRequest, source, tx);
-  r[internal].keyPath = si.meta.keyPath;
   return placeRequest(tx, source, 'read',
-    [tx[internal].id, si.meta.name, indexName, kind, range, count, direction], CONVERSIONS[kind], r);
+    [tx[internal].id, si.meta.name, indexName, kind, range, count, direction], CONVERSIONS[kind]);
+}
+
+/** The key path of the object store that `ri`'s source (a store or an index) reads. */
+function keyPathOf(ri) {
+  const si = ri.source[internal];
+  return (si.store !== undefined ? si.store[internal] : si).meta.keyPath;
 }
 
 /**
- * The conversion of each kind of read's result (`ri`: the request's internal state, with the
- * store's key path): values revived (their key injected, see values.js), records made.
+ * The conversion of each kind of read's result (`ri`: the request's internal state): values
+ * revived (their key injected, see values.js), records made.
  */
 const CONVERSIONS = {
-  get: (v, ri) => revive(v, ri.keyPath),
+  get: (v, ri) => revive(v, keyPathOf(ri)),
   getAll: (vs, ri) => {
-    for (let i = 0; i < vs.length; i++) vs[i] = revive(vs[i], ri.keyPath);
+    const kp = keyPathOf(ri);
+    for (let i = 0; i < vs.length; i++) vs[i] = revive(vs[i], kp);
     return vs;
   },
-  getAllRecords: (rows, ri) => recordsOf(rows, ri.keyPath),
+  getAllRecords: (rows, ri) => recordsOf(rows, keyPathOf(ri)),
   getKey: undefined,
   getAllKeys: undefined,
   count: undefined,

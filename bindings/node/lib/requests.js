@@ -26,7 +26,7 @@ function schemaOp(tx, method, args) {
 
 /**
  * Places a request; `convert(result, ri)` maps the native result to the request's result
- * (`ri` the request's internal state, whose `keyPath` a read sets);
+ * (`ri`: the request's internal state);
  * `ready`, a promise of the arguments, delays the native call (see `Connection.submit`).
  */
 function placeRequest(tx, source, method, args, convert, request, ready) {
@@ -46,7 +46,8 @@ function placeRequest(tx, source, method, args, convert, request, ready) {
 
 /**
  * The engine's reply to a request placed by `placeRequest`; `this` is the request's internal
- * state (a method of it, so that placing a request makes no closure).
+ * state (a method of it, so that a reply needs no closure of its own; a cursor step through
+ * the engine still makes one, for its conversion).
  */
 function requestReplied(err, result) {
   const tx = this.transaction;
