@@ -1,14 +1,15 @@
 'use strict';
 // Where a small transaction's time goes, and how much of it is a process's first run of the
-// package's code: ROUNDS rounds of COUNT transactions, one after the other, of one `get`
-// (readonly) and of one relaxed `put` (readwrite), each timed in four segments, mean
-// microseconds per transaction:
+// package's code. First, OPENS databases opened and upgraded one after the other (a store and
+// an index, as the workload's), each timed in milliseconds: the first is the process's first
+// run of that code. Then ROUNDS rounds of COUNT transactions, one after the other, of one
+// `get` (readonly, on a store of 1,000 records) and of one relaxed `put` (readwrite), each
+// timed in four segments, mean microseconds per transaction:
 //   tx        db.transaction() (a transaction's begin may run in it, on Node's thread)
 //   request   objectStore().get() or put() (the value's clone, the request placed)
 //   success   from the request placed to its success event
 //   complete  from the success event to `complete` and the program's await resuming
-// then OPENS databases opened and upgraded one after the other (a store and an index, as the
-// workload's), each timed: the first is the process's first run of that code.
+// The gets' values are summed into `check`.
 //
 //   node bindings/node/bench/segments.js [COUNT] [ROUNDS] [OPENS]    # default 2000 4 4
 //
@@ -28,7 +29,7 @@ const STORE = 1000;
  * One round of `count` transactions of `mode` (the puts' keys from `firstKey` on); the mean
  * µs per transaction of each segment.
  */
-async function round(db, mode, count, firstKey) {
+async function round(db, mode, count, firstKey, check) {
   const sum = { tx: 0, request: 0, success: 0, complete: 0 };
   for (let j = 0; j < count; j++) {
     const t0 = performance.now();
@@ -39,10 +40,14 @@ async function round(db, mode, count, firstKey) {
     const s = tx.objectStore('s');
     const r = mode === 'readonly' ? s.get(j % STORE) : s.put({ name: `city ${j}`, pop: j }, firstKey + j);
     const t2 = performance.now();
-    let t3 = t2;
-    r.onsuccess = () => { t3 = performance.now(); };
+    let t3 = NaN;
+    r.onsuccess = () => {
+      t3 = performance.now();
+      if (mode === 'readonly') check.sum += r.result.pop;
+    };
     await done(tx);
     const t4 = performance.now();
+    if (Number.isNaN(t3)) throw new Error(`a ${mode} transaction completed without its request's success event`);
     sum.tx += t1 - t0;
     sum.request += t2 - t1;
     sum.success += t3 - t2;
@@ -78,10 +83,12 @@ async function measure(dir, count, rounds, openCount) {
   for (let i = 0; i < STORE; i++) tx.objectStore('s').put({ name: `city ${i}`, pop: i }, i);
   await done(tx);
   const out = { count, opens: opened, readonly: [], readwrite: [] };
+  const check = { sum: 0 };
   for (const mode of ['readonly', 'readwrite']) {
-    for (let i = 0; i < rounds; i++) out[mode].push(await round(db, mode, count, STORE + i * count));
+    for (let i = 0; i < rounds; i++) out[mode].push(await round(db, mode, count, STORE + i * count, check));
   }
   db.close();
+  out.check = check.sum;
   return out;
 }
 

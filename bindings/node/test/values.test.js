@@ -311,3 +311,58 @@ test('Blob and File values survive a process restart', () => {
     };`)], { encoding: 'utf8' });
   assert.deepEqual(JSON.parse(read.stdout), [true, 'p.txt', 'text/plain', 42, 'persisted', 'one', 'two', 'a/b'], read.stderr);
 });
+
+test('read results get the key of the store they were read from, through an index and across schema changes', async () => {
+  // IndexedDB 3.0, "retrieve a value from an object store" / "... from an index": a value read
+  // from a store with a key generator and an in-line key gets its key injected through the
+  // store's key path, whichever source (store or index) read it, and whatever the upgrade does
+  // to the schema between the request and its reply.
+  const { factory } = freshFactory();
+  const db = await open(factory, 'reads', 1, (d) => {
+    const s = d.createObjectStore('s', { keyPath: 'id.x', autoIncrement: true });
+    s.createIndex('byV', 'v');
+    s.put({ v: 1 });
+    s.put({ v: 2 });
+  });
+  const tx = db.transaction('s');
+  const ix = tx.objectStore('s').index('byV');
+  const reads = [done(ix.get(1)), done(ix.getAll()), done(ix.getAllRecords()), done(ix.count())];
+  assert.equal(ix.keyPath, 'v');
+  const [one, all, records, count] = await Promise.all(reads);
+  assert.deepEqual(one, { v: 1, id: { x: 1 } });
+  assert.deepEqual(all, [{ v: 1, id: { x: 1 } }, { v: 2, id: { x: 2 } }]);
+  assert.deepEqual(records.map((r) => [r.key, r.primaryKey, r.value]), [[1, 1, all[0]], [2, 2, all[1]]]);
+  assert.equal(count, 2);
+  await finished(tx);
+  db.close();
+
+  // Reads placed in an upgrade, then the index and the store renamed before their replies; a
+  // read placed after that, then the store deleted and made again with another key path before
+  // its reply; then the upgrade aborts.
+  const results = [];
+  const request = factory.open('reads', 2);
+  request.onupgradeneeded = () => {
+    const upgrade = request.transaction;
+    const store = upgrade.objectStore('s');
+    const index = store.index('byV');
+    const got = store.get(1);
+    const gotAll = index.getAll();
+    got.onsuccess = () => results.push(['get', got.result]);
+    gotAll.onsuccess = () => results.push(['index getAll', gotAll.result]);
+    index.name = 'byV2';
+    store.name = 's2';
+    const late = index.get(2);
+    late.onsuccess = () => {
+      results.push(['index get', late.result]);
+      upgrade.abort();
+    };
+    upgrade.db.deleteObjectStore('s2');
+    upgrade.db.createObjectStore('s2', { keyPath: 'other' });
+  };
+  await assert.rejects(done(request), { name: 'AbortError' });
+  assert.deepEqual(results, [
+    ['get', { v: 1, id: { x: 1 } }],
+    ['index getAll', [{ v: 1, id: { x: 1 } }, { v: 2, id: { x: 2 } }]],
+    ['index get', { v: 2, id: { x: 2 } }],
+  ]);
+});
