@@ -15,7 +15,7 @@
 const fs = require('node:fs');
 const os = require('node:os');
 const path = require('node:path');
-const { req, done } = require('./workload.js');
+const { done, openFilled } = require('./workload.js');
 
 const indexa = require(process.env.INDEXA_PACKAGE ? path.resolve(process.env.INDEXA_PACKAGE) : '..');
 
@@ -50,29 +50,23 @@ async function main() {
 
 /** The medians of the rounds, as `{ count, bytesPerGet, bytesPerPut, check }`. */
 async function measure(dir, count) {
-  const factory = new indexa.IDBFactory({ dir });
-  const open = factory.open('pending', 1);
-  open.onupgradeneeded = () => open.result.createObjectStore('s');
-  const db = await req(open);
-  let tx = db.transaction('s', 'readwrite', { durability: 'relaxed' });
-  for (let i = 0; i < STORE; i++) tx.objectStore('s').put({ name: `city ${i}`, pop: i }, i);
-  await done(tx);
+  const db = await openFilled(new indexa.IDBFactory({ dir }), 'pending', STORE);
   const gets = [];
   const puts = [];
   let sum = 0;
   for (let round = 0; round < ROUNDS; round++) {
-    tx = db.transaction('s', 'readonly');
-    const s = tx.objectStore('s');
+    const reading = db.transaction('s', 'readonly');
+    const s = reading.objectStore('s');
     gets.push(heldPer(count, () => {
       for (let i = 0; i < count; i++) s.get(i % STORE).onsuccess = (e) => { sum += e.target.result.pop; };
     }));
-    await done(tx);
-    tx = db.transaction('s', 'readwrite', { durability: 'relaxed' });
-    const w = tx.objectStore('s');
+    await done(reading);
+    const writing = db.transaction('s', 'readwrite', { durability: 'relaxed' });
+    const w = writing.objectStore('s');
     puts.push(heldPer(count, () => {
       for (let i = 0; i < count; i++) w.put({ name: `new ${i}`, pop: i }, STORE + i);
     }));
-    await done(tx);
+    await done(writing);
   }
   db.close();
   return { count, bytesPerGet: Math.round(median(gets)), bytesPerPut: Math.round(median(puts)), check: sum };

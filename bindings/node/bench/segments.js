@@ -18,7 +18,7 @@
 const fs = require('node:fs');
 const os = require('node:os');
 const path = require('node:path');
-const { req, done } = require('./workload.js');
+const { req, done, openFilled } = require('./workload.js');
 
 const indexa = require(process.env.INDEXA_PACKAGE ? path.resolve(process.env.INDEXA_PACKAGE) : '..');
 
@@ -58,10 +58,10 @@ async function round(db, mode, count, firstKey, check) {
   return out;
 }
 
-/** `opens` databases opened and upgraded one after the other; milliseconds each. */
-async function opens(factory, opens) {
+/** `count` databases opened and upgraded one after the other; milliseconds each. */
+async function opens(factory, count) {
   const out = [];
-  for (let i = 0; i < opens; i++) {
+  for (let i = 0; i < count; i++) {
     const t = performance.now();
     const open = factory.open(`opened ${i}`, 1);
     open.onupgradeneeded = () => open.result.createObjectStore('cities').createIndex('country', 'country');
@@ -76,12 +76,7 @@ async function measure(dir, count, rounds, openCount) {
   const factory = new indexa.IDBFactory({ dir });
   // The opens first: the first of them is the process's first run of the package's code.
   const opened = await opens(factory, openCount);
-  const open = factory.open('segments', 1);
-  open.onupgradeneeded = () => open.result.createObjectStore('s');
-  const db = await req(open);
-  const tx = db.transaction('s', 'readwrite', { durability: 'relaxed' });
-  for (let i = 0; i < STORE; i++) tx.objectStore('s').put({ name: `city ${i}`, pop: i }, i);
-  await done(tx);
+  const db = await openFilled(factory, 'segments', STORE);
   const out = { count, opens: opened, readonly: [], readwrite: [] };
   const check = { sum: 0 };
   for (const mode of ['readonly', 'readwrite']) {

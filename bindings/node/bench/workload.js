@@ -71,6 +71,22 @@ function done(tx) {
 }
 
 /**
+ * Opens database `name` of `factory` at version 1 with one object store `s` of out-of-line
+ * keys, and puts `count` records `{ name: 'city <i>', pop: i }` under keys 0 … count-1 in one
+ * relaxed transaction; resolves to the connection. The small store of the scripts that
+ * measure single requests (bench/pending-memory.js, bench/segments.js).
+ */
+async function openFilled(factory, name, count) {
+  const open = factory.open(name, 1);
+  open.onupgradeneeded = () => open.result.createObjectStore('s');
+  const db = await req(open);
+  const tx = db.transaction('s', 'readwrite', { durability: 'relaxed' });
+  for (let i = 0; i < count; i++) tx.objectStore('s').put({ name: `city ${i}`, pop: i }, i);
+  await done(tx);
+  return db;
+}
+
+/**
  * Steps the cursor that request `r` opened with continue() to its end; resolves to the sum of
  * its records' `pop` once `tx` completes.
  */
@@ -186,6 +202,8 @@ async function runWorkload(factory, KeyRange, records, now, observe) {
   return out;
 }
 
-const workload = { makeRecords, randomKeys, countriesOf, runWorkload, req, done, sumOverCursor, QUERIES, SMALL_TXS, GET_ALL_COUNT };
+const workload = {
+  makeRecords, randomKeys, countriesOf, runWorkload, req, done, openFilled, sumOverCursor, QUERIES, SMALL_TXS, GET_ALL_COUNT,
+};
 if (typeof module === 'object' && module.exports) module.exports = workload;
 else globalThis.indexaWorkload = workload;
