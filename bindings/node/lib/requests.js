@@ -10,7 +10,7 @@ const { IDBEvent } = require('./events.js');
 const { fire } = require('./tasks.js');
 const { cloneForStorage, withBlobBytes } = require('./values.js');
 const { IDBRequest, newRequest } = require('./IDBRequest.js');
-const { activate, maybeCommit, abortTransaction, settleCall } = require('./transactionLifecycle.js');
+const { activation, maybeCommit, abortTransaction, settleCall } = require('./transactionLifecycle.js');
 const { runServedStep } = require('./readAhead.js');
 
 /** A schema change in the upgrade transaction; its failure aborts the transaction. */
@@ -170,7 +170,7 @@ function settle(tx, r, convert, err, result) {
       // After commit() the state is committing, not active: an exception no longer aborts.
       if (threw && !wasCommitting && ti.state !== 'finished') {
         abortTransaction(tx, new DOMException('a success handler threw', 'AbortError'));
-        return;
+        return null;
       }
     } else {
       // An error not prevented aborts even a committing transaction (its commit waits for
@@ -178,12 +178,16 @@ function settle(tx, r, convert, err, result) {
       const handlerAborts = threw && !wasCommitting;
       if (ti.state !== 'finished' && (handlerAborts || !canceled)) {
         abortTransaction(tx, handlerAborts ? new DOMException('an error handler threw', 'AbortError') : ri.error);
-        return;
+        return null;
       }
     }
-    if (ti.state === 'finished') return;
-    if (wasCommitting) maybeCommit(tx);
-    else activate(tx);
+    if (ti.state === 'finished') return null;
+    if (wasCommitting) {
+      maybeCommit(tx);
+      return null;
+    }
+    // Inactive again once this task's microtasks have run (at the wait before the next task).
+    return activation(tx);
   };
   // success does not bubble, but its path is request → transaction → connection, so
   // capture listeners on the transaction and the connection see it.

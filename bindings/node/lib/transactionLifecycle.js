@@ -94,17 +94,26 @@ function schedule(entry) {
  * activates it again.
  */
 function activate(tx) {
+  const deactivate = activation(tx);
+  if (deactivate !== null) afterMicrotasks(deactivate);
+}
+
+/**
+ * Makes `tx` active and returns the function that makes it inactive again (and commits it if
+ * nothing is pending), for the caller to run once the current task's microtasks have run; null
+ * when such a function is already waiting for that point.
+ */
+function activation(tx) {
   const ti = tx[internal];
   if (ti.state === 'inactive') ti.state = 'active';
-  if (!ti.deactivation) {
-    ti.deactivation = true;
-    afterMicrotasks(() => {
-      ti.deactivation = false;
-      if (ti.dispatching > 0) return;
-      if (ti.state === 'active') ti.state = 'inactive';
-      maybeCommit(tx);
-    });
-  }
+  if (ti.deactivation) return null;
+  ti.deactivation = true;
+  return () => {
+    ti.deactivation = false;
+    if (ti.dispatching > 0) return;
+    if (ti.state === 'active') ti.state = 'inactive';
+    maybeCommit(tx);
+  };
 }
 
 /**
@@ -221,5 +230,5 @@ function checkActive(tx) {
 }
 
 module.exports = {
-  schedule, activate, maybeCommit, commitTransaction, abortTransaction, settleCall, checkActive,
+  schedule, activate, activation, maybeCommit, commitTransaction, abortTransaction, settleCall, checkActive,
 };

@@ -276,6 +276,28 @@ test('a request placed from a listener\'s microtasks finds the transaction activ
   db.close();
 });
 
+test('a request placed from a microtask that a listener\'s microtask queued through a tick finds the transaction active', async () => {
+  // Promise libraries that schedule with process.nextTick (lie, through immediate) hop like
+  // this; the transaction goes inactive only once these microtasks have run too.
+  const { db } = await withStore();
+  const log = [];
+  const tx = db.transaction('s', 'readwrite');
+  const store = tx.objectStore('s');
+  store.get(1).onsuccess = () => {
+    Promise.resolve().then(() => process.nextTick(() => Promise.resolve().then(() => {
+      try {
+        store.put('through a tick', 5);
+        log.push('placed');
+      } catch (e) {
+        log.push(e.name);
+      }
+    })));
+  };
+  await finished(tx);
+  assert.deepEqual(log, ['placed']);
+  db.close();
+});
+
 test('a transaction is inactive again when the next event, another transaction\'s, is dispatched', async () => {
   const { db } = await withStore();
   const first = db.transaction('s');
