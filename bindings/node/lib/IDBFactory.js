@@ -14,7 +14,7 @@ const { Connection } = require('./connection.js');
 const { internal } = require('./internal.js');
 const { IDBOpenDBRequest, newRequest } = require('./IDBRequest.js');
 const { closeConnection } = require('./closeConnection.js');
-const { activate, abortTransaction } = require('./transactionLifecycle.js');
+const { activate, activation, abortTransaction } = require('./transactionLifecycle.js');
 const { newTransaction, newTransactionId } = require('./IDBTransaction.js');
 const { newDatabase } = require('./IDBDatabase.js');
 
@@ -287,8 +287,11 @@ async function runOpen(factory, entry, name, version, request) {
     },
     done: ({ threw }) => {
       tx[internal].dispatching--;
-      if (threw) abortTransaction(tx, new DOMException('an upgradeneeded handler threw', 'AbortError'));
-      else activate(tx);
+      if (threw) {
+        abortTransaction(tx, new DOMException('an upgradeneeded handler threw', 'AbortError'));
+        return null;
+      }
+      return activation(tx);
     },
   });
   const committed = await done;

@@ -23,7 +23,8 @@ async function afterMicrotasks(fn) {
 // The tasks of this package (events to fire, replies of the engine to act on), in order.
 const tasks = new Fifo();
 let running = false;
-// What the last task's `done` returned, to run before the next task starts; or null.
+// What the last task's `done` returned, to run before the next task starts; or null. One at
+// most: the next task starts only from the wait that runs it (`runAfterDone`).
 let beforeNextTask = null;
 
 /**

@@ -276,25 +276,29 @@ test('a request placed from a listener\'s microtasks finds the transaction activ
   db.close();
 });
 
-test('a request placed from a microtask that a listener\'s microtask queued through a tick finds the transaction active', async () => {
+test('requests placed from microtasks that a listener\'s microtask queued through a tick find the transaction active', async () => {
   // Promise libraries that schedule with process.nextTick (lie, through immediate) hop like
   // this; the transaction goes inactive only once these microtasks have run too.
   const { db } = await withStore();
   const log = [];
   const tx = db.transaction('s', 'readwrite');
   const store = tx.objectStore('s');
+  const place = (what, key) => {
+    try {
+      store.put(what, key);
+      log.push(`${what}: placed`);
+    } catch (e) {
+      log.push(`${what}: ${e.name}`);
+    }
+  };
   store.get(1).onsuccess = () => {
-    Promise.resolve().then(() => process.nextTick(() => Promise.resolve().then(() => {
-      try {
-        store.put('through a tick', 5);
-        log.push('placed');
-      } catch (e) {
-        log.push(e.name);
-      }
-    })));
+    Promise.resolve().then(() => process.nextTick(() => {
+      Promise.resolve().then(() => place('a microtask', 5));
+      Promise.resolve().then(() => 0).then(() => place('a chained microtask', 6));
+    }));
   };
   await finished(tx);
-  assert.deepEqual(log, ['placed']);
+  assert.deepEqual(log, ['a microtask: placed', 'a chained microtask: placed']);
   db.close();
 });
 
