@@ -251,12 +251,9 @@ test('events fire one task at a time: a request\'s listeners, microtasks and tic
   db.close();
 });
 
-test('a request placed from a listener\'s microtasks finds the transaction active, also after stopImmediatePropagation', async () => {
-  const { db } = await withStore();
-  const log = [];
-  const tx = db.transaction('s', 'readwrite');
-  const store = tx.objectStore('s');
-  const place = (key, what) => {
+/** A function that puts `what` under `key` in `store`, logging `<what>: placed` or the error's name. */
+function placer(store, log) {
+  return (key, what) => {
     try {
       store.put(what, key);
       log.push(`${what}: placed`);
@@ -264,6 +261,14 @@ test('a request placed from a listener\'s microtasks finds the transaction activ
       log.push(`${what}: ${e.name}`);
     }
   };
+}
+
+test('a request placed from a listener\'s microtasks finds the transaction active, also after stopImmediatePropagation', async () => {
+  const { db } = await withStore();
+  const log = [];
+  const tx = db.transaction('s', 'readwrite');
+  const store = tx.objectStore('s');
+  const place = placer(store, log);
   store.get(1).addEventListener('success', (e) => {
     e.stopImmediatePropagation();
     Promise.resolve().then(() => place(3, 'after stopImmediatePropagation'));
@@ -282,19 +287,11 @@ test('requests placed from microtasks that a listener\'s microtask queued throug
   const { db } = await withStore();
   const log = [];
   const tx = db.transaction('s', 'readwrite');
-  const store = tx.objectStore('s');
-  const place = (what, key) => {
-    try {
-      store.put(what, key);
-      log.push(`${what}: placed`);
-    } catch (e) {
-      log.push(`${what}: ${e.name}`);
-    }
-  };
-  store.get(1).onsuccess = () => {
+  const place = placer(tx.objectStore('s'), log);
+  tx.objectStore('s').get(1).onsuccess = () => {
     Promise.resolve().then(() => process.nextTick(() => {
-      Promise.resolve().then(() => place('a microtask', 5));
-      Promise.resolve().then(() => 0).then(() => place('a chained microtask', 6));
+      Promise.resolve().then(() => place(5, 'a microtask'));
+      Promise.resolve().then(() => 0).then(() => place(6, 'a chained microtask'));
     }));
   };
   await finished(tx);
