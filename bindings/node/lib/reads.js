@@ -35,8 +35,9 @@ function keyPathOf(ri) {
 }
 
 /**
- * The conversion of each kind of read's result (`ri`: the request's internal state): values
- * revived (their key injected, see values.js), records made.
+ * The conversion of each kind of read's result that has one (`ri`: the request's internal
+ * state): values revived (their key injected, see values.js), records made. The other kinds
+ * (`getKey`, `getAllKeys`, `count`) keep the native result.
  */
 const CONVERSIONS = {
   get: (v, ri) => revive(v, keyPathOf(ri)),
@@ -46,9 +47,6 @@ const CONVERSIONS = {
     return vs;
   },
   getAllRecords: (rows, ri) => recordsOf(rows, keyPathOf(ri)),
-  getKey: undefined,
-  getAllKeys: undefined,
-  count: undefined,
 };
 
 /** The count argument of getAll()/getAllKeys() ([EnforceRange] unsigned long), or undefined. */

@@ -94,12 +94,12 @@ function runListener(task, steps) {
     afterMicrotasks(() => runListener(task, steps));
     return;
   }
-  let then;
+  let afterDone;
   try {
-    if (task.done !== undefined) then = task.done(steps.result);
+    if (task.done !== undefined) afterDone = task.done(steps.result);
   } finally {
-    if (typeof then === 'function') {
-      beforeNextTask = then;
+    if (typeof afterDone === 'function') {
+      beforeNextTask = afterDone;
       afterMicrotasks(runAfterDone);
     } else {
       afterMicrotasks(runTask);
