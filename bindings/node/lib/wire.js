@@ -8,6 +8,10 @@
 // stored with V8's serialization comes as a Buffer of it, with the injected key as
 // `indexaKey` (values.js `revive`).
 //
+// Objects with the same property names as recent ones (a store's records, most often) are made
+// by shape: their values read first, then the object copied from a template with those names,
+// in its final layout at once, and its values set (`shapedObject`).
+//
 // Values to store go the other way in the same form: values.js walks the value once with a
 // `Writer` (its clone, or the clone's projection), and the addon reads the buffer
 // (src/wire.rs `read_value`). When the walk meets what the engine's value model does not
@@ -62,6 +66,25 @@ const f64Bytes = new Uint8Array(f64.buffer);
 /** How many recent short ASCII property names are kept, so records reuse the same strings. */
 const NAME_SLOTS = 1024;
 const names = new Array(NAME_SLOTS).fill(null);
+// The slot in `names` of the name `propertyName` returned last, or -1 when it is not kept.
+let nameSlot = -1;
+
+/** Objects of up to this many properties, all with short ASCII names, may get a shape. */
+const SHAPE_NAMES = 32;
+/** A shape's `make` is made for the object that has its names for this many'th time. */
+const MAKE_AFTER = 8;
+// The shapes of recent objects, by their count and first name's slot (`shapeSlot`): an
+// object's property names in order, how many objects had them, and from the MAKE_AFTER'th on
+// `make`, which makes such an object from its values at once (`shapedObject`).
+const shapes = new Array(NAME_SLOTS).fill(null);
+// False, and objects built property by property, once making a shape's `make` failed: the
+// process allows no code made from strings.
+let byShape = true;
+// The values of the objects being read by shape, from `top` on free (`shapedObject`); those
+// up to `high` may still hold the values of objects already made, until `decodeReply` ends.
+const shapeValues = new Array(256).fill(undefined);
+let top = 0;
+let high = 0;
 
 function varint() {
   let c = b[p++];
@@ -105,11 +128,13 @@ function utf16(length) {
 function propertyName() {
   const tag = b[p++];
   const length = varint();
+  nameSlot = -1;
   if (tag !== TAG_ASCII) return utf16(length);
   if (length > SHORT_NAME) return ascii(length);
   let h = length;
   for (let i = p; i < p + length; i++) h = (Math.imul(h, 31) + b[i]) | 0;
   const slot = h & (NAME_SLOTS - 1);
+  nameSlot = slot;
   const seen = names[slot];
   if (seen !== null && seen.length === length) {
     let i = 0;
@@ -122,6 +147,107 @@ function propertyName() {
   const s = ascii(length);
   names[slot] = s;
   return s;
+}
+
+/** The slot in `shapes` of objects of `count` properties whose first name is in `names[slot]`. */
+function shapeSlot(slot, count) {
+  return (slot + 31 * count) & (NAME_SLOTS - 1);
+}
+
+/**
+ * A function that makes an object with the data properties `names`, in order, from the values
+ * `values[at]`, `values[at + 1]`, …: a copy of a template object that has those properties
+ * (`{ ...template }`, which defines each, as structured clone does, and makes the object in its
+ * final layout at once), its properties then set by name (its own, so no setter runs, and
+ * `__proto__` is a property like any other). Not an
+ * object literal: V8 may learn to make a literal's objects in the old generation, which holds
+ * the records of a burst of reads until a full collection. Null when the process does not
+ * allow code made from strings.
+ */
+function shapeMaker(names, values, at) {
+  const template = {};
+  for (let i = 0; i < names.length; i++) createDataProperty(template, Object.prototype, names[i], values[at + i]);
+  const sets = names.map((name, i) => `object[${JSON.stringify(name)}] = values[at + ${i}];`);
+  const body = `return (values, at) => { const object = { ...template }; ${sets.join(' ')} return object; };`;
+  try {
+    return new Function('template', body)(template);
+  } catch {
+    return null;
+  }
+}
+
+/**
+ * An object of `count` properties (1 … SHAPE_NAMES) whose tag and count were just read. When
+ * recent objects had the same names, its values are read into `shapeValues` and the object made
+ * by that shape's `make` (made first when this is the MAKE_AFTER'th such object); otherwise it
+ * is built property by property, and its names kept as its slot's shape when they can be one.
+ * From a name that differs from the shape's on, it is built property by property and the slot
+ * left empty, for the next object's names.
+ */
+function shapedObject(count) {
+  const first = propertyName();
+  const slot = nameSlot < 0 ? -1 : shapeSlot(nameSlot, count);
+  const shape = slot < 0 ? null : shapes[slot];
+  if (shape === null || shape.names.length !== count || shape.names[0] !== first) {
+    return objectByProperties(count, first, slot);
+  }
+  const base = top;
+  top += count;
+  if (top > high) {
+    high = top;
+    while (shapeValues.length < top) shapeValues.push(undefined);
+  }
+  shapeValues[base] = value();
+  for (let i = 1; i < count; i++) {
+    const name = propertyName();
+    if (name !== shape.names[i]) {
+      // Another object with the same first name and count: the names read so far, then the rest.
+      const object = {};
+      for (let j = 0; j < i; j++) createDataProperty(object, Object.prototype, shape.names[j], shapeValues[base + j]);
+      top = base;
+      shapes[slot] = null;
+      createDataProperty(object, Object.prototype, name, value());
+      for (let j = i + 1; j < count; j++) createDataProperty(object, Object.prototype, propertyName(), value());
+      return object;
+    }
+    shapeValues[base + i] = value();
+  }
+  if (shape.make === null && ++shape.times === MAKE_AFTER) {
+    shape.make = shapeMaker(shape.names, shapeValues, base);
+    if (shape.make === null) byShape = false;
+  }
+  let object;
+  if (shape.make === null) {
+    object = {};
+    for (let i = 0; i < count; i++) createDataProperty(object, Object.prototype, shape.names[i], shapeValues[base + i]);
+  } else {
+    object = shape.make(shapeValues, base);
+  }
+  top = base;
+  return object;
+}
+
+/**
+ * An object of `count` properties whose first name, `first`, was just read, built property by
+ * property; its names become the shape in `slot` (when not -1) if they are all short ASCII
+ * names.
+ */
+function objectByProperties(count, first, slot) {
+  const object = {};
+  const kept = slot < 0 ? null : new Array(count);
+  let keep = kept !== null;
+  if (keep) kept[0] = first;
+  createDataProperty(object, Object.prototype, first, value());
+  for (let i = 1; i < count; i++) {
+    const name = propertyName();
+    if (keep) {
+      if (nameSlot < 0) keep = false;
+      else kept[i] = name;
+    }
+    createDataProperty(object, Object.prototype, name, value());
+  }
+  if (keep) shapes[slot] = { names: kept, times: 1, make: null };
+  return object;
 }
 
 /**
@@ -164,6 +290,8 @@ function value() {
     }
     case TAG_OBJECT: {
       const count = varint();
+      // A copy numbers its objects as they are made, before their properties are read.
+      if (copies === null && byShape && count > 0 && count <= SHAPE_NAMES) return shapedObject(count);
       const object = copied({});
       for (let i = 0; i < count; i++) {
         const name = propertyName();
@@ -207,6 +335,7 @@ function decodeReply(buffer, at) {
   const outerAt = p;
   const outerHeld = held;
   const outerCopies = copies;
+  const outerTop = top;
   b = buffer;
   p = at;
   held = null;
@@ -237,6 +366,10 @@ function decodeReply(buffer, at) {
     p = outerAt;
     held = outerHeld;
     copies = outerCopies;
+    // The values of the objects made are theirs now: not kept alive here.
+    for (let i = outerTop; i < high; i++) shapeValues[i] = undefined;
+    top = outerTop;
+    high = outerTop;
   }
 }
 

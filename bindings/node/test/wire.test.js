@@ -3,6 +3,8 @@
 // lib/wire.js: every kind of value and key comes back exactly, through every read that
 // returns records, and property names are right however many there are. Values are written
 // in the same form (values.js), so the same values test the way in.
+const path = require('node:path');
+const { spawnSync } = require('node:child_process');
 const test = require('node:test');
 const assert = require('node:assert/strict');
 const { freshFactory, open, done, finished } = require('./helpers.js');
@@ -169,4 +171,89 @@ test('property names: more distinct names than the decoder keeps, names that dif
   all.forEach((v, i) => assert.deepEqual(v, value(i)));
   assert.deepEqual(one, value(599));
   db.close();
+});
+
+/**
+ * Records whose objects come back by shape (lib/wire.js `shapedObject`): each kind ten times
+ * in a row, so that its shape is kept, then made, then used; then objects with the same count
+ * and first name as the first kind whose later names differ, and the first kind again.
+ */
+function shapedRecords() {
+  const kinds = [
+    (i) => ({ a: i, b: { x: i, y: [i, { x: -i, y: null }] }, c: `c${i}` }),
+    (i) => JSON.parse(`{"__proto__": ${i}, "z": 1}`),
+    (i) => JSON.parse(`{"z": ${i}, "__proto__": {"polluted": true}}`),
+    (i) => ({ 'q"uote': i, 'back\\slash': 2, 'new\nline': 3, '${x}': 4, '`': 5, '</script>': 6 }),
+    (i) => ({ b: i, 2: 'two', 1: 'one', a: 0 }),
+    (i) => ({ constructor: i, toString: 'own', valueOf: null, hasOwnProperty: 1 }),
+  ];
+  const out = [];
+  for (const kind of kinds) for (let i = 0; i < 10; i++) out.push(kind(i));
+  out.push({ a: 1, b: 2, d: 3 }, { a: 1, e: 2, c: 3 }, kinds[0](10));
+  return out;
+}
+
+/** `got` has `want`'s own properties, in order, at every level, and the plain prototypes. */
+function sameObjects(got, want) {
+  assert.deepEqual(got, want);
+  if (want === null || typeof want !== 'object') return;
+  assert.equal(Object.getPrototypeOf(got), Object.getPrototypeOf(want));
+  assert.deepEqual(Reflect.ownKeys(got), Reflect.ownKeys(want));
+  for (const k of Reflect.ownKeys(want)) sameObjects(got[k], want[k]);
+}
+
+test('objects read by shape: names that part late, nested objects, __proto__, names to quote, and no prototype setter runs', async () => {
+  const { factory } = freshFactory();
+  const db = await open(factory, 'db', 1, (d) => d.createObjectStore('s'));
+  const records = shapedRecords();
+  let tx = db.transaction('s', 'readwrite');
+  records.forEach((r, i) => tx.objectStore('s').put(r, i));
+  await finished(tx);
+  let called = 0;
+  for (const name of ['a', 'x', 'z', 'b']) {
+    Object.defineProperty(Object.prototype, name, { configurable: true, set() { called++; } });
+  }
+  try {
+    tx = db.transaction('s');
+    const s = tx.objectStore('s');
+    const all = await done(s.getAll());
+    const each = await Promise.all(records.map((_, i) => done(s.get(i))));
+    const stepped = [];
+    const cursor = s.openCursor();
+    cursor.onsuccess = () => {
+      if (cursor.result) {
+        stepped.push(cursor.result.value);
+        cursor.result.continue();
+      }
+    };
+    await finished(tx);
+    for (const got of [all, each, stepped]) {
+      assert.equal(got.length, records.length);
+      got.forEach((v, i) => sameObjects(v, records[i]));
+    }
+    assert.equal(called, 0);
+    assert.equal(Object.prototype.polluted, undefined);
+    assert.equal(Object.getOwnPropertyDescriptor(all[20], '__proto__').value.polluted, true);
+  } finally {
+    for (const name of ['a', 'x', 'z', 'b']) delete Object.prototype[name];
+  }
+  db.close();
+});
+
+test('objects come back whole where code may not be made from strings', () => {
+  const { dir } = freshFactory();
+  const out = spawnSync(process.execPath, ['--disallow-code-generation-from-strings', '-e', `
+    const { IDBFactory } = require(${JSON.stringify(path.join(__dirname, '..'))});
+    const factory = new IDBFactory({ dir: ${JSON.stringify(dir)} });
+    const r = factory.open('d', 1);
+    r.onupgradeneeded = () => r.result.createObjectStore('s');
+    r.onsuccess = () => {
+      const tx = r.result.transaction('s', 'readwrite');
+      for (let i = 0; i < 20; i++) tx.objectStore('s').put({ a: i, b: { c: i } }, i);
+      tx.oncomplete = () => {
+        const q = r.result.transaction('s').objectStore('s').getAll();
+        q.onsuccess = () => console.log(JSON.stringify(q.result));
+      };
+    };`], { encoding: 'utf8' });
+  assert.equal(out.stdout.trim(), JSON.stringify(Array.from({ length: 20 }, (_, i) => ({ a: i, b: { c: i } }))), out.stderr);
 });
