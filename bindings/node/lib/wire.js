@@ -69,19 +69,25 @@ const names = new Array(NAME_SLOTS).fill(null);
 // The slot in `names` of the name `propertyName` returned last, or -1 when it is not kept.
 let nameSlot = -1;
 
-/** Objects of up to this many properties, all with short ASCII names, may get a shape. */
+/**
+ * Objects of up to this many properties, all with short ASCII names (up to SHORT_NAME
+ * characters), may get a shape.
+ */
 const SHAPE_NAMES = 32;
-/** A shape's `make` is made for the object that has its names for this many'th time. */
-const MAKE_AFTER = 8;
+/** A shape's `make` is made when this many objects in a row in its slot had its names. */
+const MAKE_AT = 8;
 // The shapes of recent objects, by their count and first name's slot (`shapeSlot`): an
-// object's property names in order, how many objects had them, and from the MAKE_AFTER'th on
-// `make`, which makes such an object from its values at once (`shapedObject`).
+// object's property names in order (`propertyNames`), how many objects in a row had them, and
+// from the MAKE_AT'th on `make`, which makes such an object from its values at once
+// (`shapedObject`).
 const shapes = new Array(NAME_SLOTS).fill(null);
 // False, and objects built property by property, once making a shape's `make` failed: the
 // process allows no code made from strings.
 let byShape = true;
-// The values of the objects being read by shape, from `top` on free (`shapedObject`); those
-// up to `high` may still hold the values of objects already made, until `decodeReply` ends.
+// The values (or, while an object is built property by property, the names) of the objects
+// being read, from `top` on free; those up to `high` may still hold the values of objects
+// already made, until `decodeReply` ends. Its elements are its own from the start, so writing
+// them consults no prototype.
 const shapeValues = new Array(256).fill(undefined);
 let top = 0;
 let high = 0;
@@ -154,75 +160,91 @@ function shapeSlot(slot, count) {
   return (slot + 31 * count) & (NAME_SLOTS - 1);
 }
 
-/**
- * A function that makes an object with the data properties `names`, in order, from the values
- * `values[at]`, `values[at + 1]`, …: a copy of a template object that has those properties
- * (`{ ...template }`, which defines each, as structured clone does, and makes the object in its
- * final layout at once), its properties then set by name (its own, so no setter runs, and
- * `__proto__` is a property like any other). Not an
- * object literal: V8 may learn to make a literal's objects in the old generation, which holds
- * the records of a burst of reads until a full collection. Null when the process does not
- * allow code made from strings.
- */
-function shapeMaker(names, values, at) {
-  const template = {};
-  for (let i = 0; i < names.length; i++) createDataProperty(template, Object.prototype, names[i], values[at + i]);
-  const sets = names.map((name, i) => `object[${JSON.stringify(name)}] = values[at + ${i}];`);
-  const body = `return (values, at) => { const object = { ...template }; ${sets.join(' ')} return object; };`;
-  try {
-    return new Function('template', body)(template);
-  } catch {
-    return null;
-  }
-}
-
-/**
- * An object of `count` properties (1 … SHAPE_NAMES) whose tag and count were just read. When
- * recent objects had the same names, its values are read into `shapeValues` and the object made
- * by that shape's `make` (made first when this is the MAKE_AFTER'th such object); otherwise it
- * is built property by property, and its names kept as its slot's shape when they can be one.
- * From a name that differs from the shape's on, it is built property by property and the slot
- * left empty, for the next object's names.
- */
-function shapedObject(count) {
-  const first = propertyName();
-  const slot = nameSlot < 0 ? -1 : shapeSlot(nameSlot, count);
-  const shape = slot < 0 ? null : shapes[slot];
-  if (shape === null || shape.names.length !== count || shape.names[0] !== first) {
-    return objectByProperties(count, first, slot);
-  }
+/** Room for `count` more entries in `shapeValues` from `top` on; the first one's index. */
+function reserve(count) {
   const base = top;
   top += count;
   if (top > high) {
     high = top;
     while (shapeValues.length < top) shapeValues.push(undefined);
   }
+  return base;
+}
+
+/**
+ * A function that makes an object with the data properties `propertyNames`, in order, from the
+ * values `values[at]`, `values[at + 1]`, …: a copy of a template object that has those
+ * properties (`{ ...template }`, which defines each, as structured clone does, and makes the
+ * object in its final layout at once), its properties then set by name (its own, so no setter
+ * runs, and `__proto__` is a property like any other). Not an object literal: V8 may learn to
+ * make a literal's objects in the old generation, which holds the records of a burst of reads
+ * until a full collection (see BENCHMARKS.md, "Objects made by shape"). The template holds no
+ * value of its own. Null when the process does not allow code made from strings.
+ */
+function shapeMaker(propertyNames) {
+  const template = {};
+  let sets = '';
+  for (let i = 0; i < propertyNames.length; i++) {
+    createDataProperty(template, Object.prototype, propertyNames[i], undefined);
+    sets += `object[${JSON.stringify(propertyNames[i])}] = values[at + ${i}]; `;
+  }
+  const body = `return (values, at) => { const object = { ...template }; ${sets}return object; };`;
+  try {
+    return new Function('template', body)(template);
+  } catch (e) {
+    if (e instanceof EvalError) return null;
+    throw e;
+  }
+}
+
+/**
+ * An object of the first `count` of `propertyNames` with the values in `shapeValues` from
+ * `base` on, built property by property.
+ */
+function objectFromValues(propertyNames, base, count) {
+  const object = {};
+  for (let i = 0; i < count; i++) createDataProperty(object, Object.prototype, propertyNames[i], shapeValues[base + i]);
+  return object;
+}
+
+/**
+ * An object of `count` properties (1 … SHAPE_NAMES) whose tag and count were just read. When
+ * the objects before it in its slot had the same names, its values are read into
+ * `shapeValues` and the object made by that shape's `make` (made first when this is the
+ * MAKE_AT'th such object in a row); otherwise it is built property by property, and its names
+ * kept as its slot's shape when they can be one. From a name that differs from the shape's on,
+ * it is built property by property; the slot keeps a shape whose `make` was made, else is
+ * left empty for the next object's names.
+ */
+function shapedObject(count) {
+  const first = propertyName();
+  const slot = nameSlot < 0 ? -1 : shapeSlot(nameSlot, count);
+  const shape = slot < 0 ? null : shapes[slot];
+  if (shape === null || shape.propertyNames.length !== count || shape.propertyNames[0] !== first) {
+    return objectByProperties(count, first, slot);
+  }
+  const base = reserve(count);
   shapeValues[base] = value();
   for (let i = 1; i < count; i++) {
     const name = propertyName();
-    if (name !== shape.names[i]) {
+    if (name !== shape.propertyNames[i]) {
       // Another object with the same first name and count: the names read so far, then the rest.
-      const object = {};
-      for (let j = 0; j < i; j++) createDataProperty(object, Object.prototype, shape.names[j], shapeValues[base + j]);
+      const object = objectFromValues(shape.propertyNames, base, i);
       top = base;
-      shapes[slot] = null;
+      if (shape.make === null) shapes[slot] = null;
       createDataProperty(object, Object.prototype, name, value());
       for (let j = i + 1; j < count; j++) createDataProperty(object, Object.prototype, propertyName(), value());
       return object;
     }
     shapeValues[base + i] = value();
   }
-  if (shape.make === null && ++shape.times === MAKE_AFTER) {
-    shape.make = shapeMaker(shape.names, shapeValues, base);
+  if (shape.make === null && ++shape.times === MAKE_AT) {
+    shape.make = shapeMaker(shape.propertyNames);
     if (shape.make === null) byShape = false;
   }
-  let object;
-  if (shape.make === null) {
-    object = {};
-    for (let i = 0; i < count; i++) createDataProperty(object, Object.prototype, shape.names[i], shapeValues[base + i]);
-  } else {
-    object = shape.make(shapeValues, base);
-  }
+  const object = shape.make === null
+    ? objectFromValues(shape.propertyNames, base, count)
+    : shape.make(shapeValues, base);
   top = base;
   return object;
 }
@@ -230,23 +252,26 @@ function shapedObject(count) {
 /**
  * An object of `count` properties whose first name, `first`, was just read, built property by
  * property; its names become the shape in `slot` (when not -1) if they are all short ASCII
- * names.
+ * names. The names are kept in `shapeValues` while the object is read.
  */
 function objectByProperties(count, first, slot) {
   const object = {};
-  const kept = slot < 0 ? null : new Array(count);
-  let keep = kept !== null;
-  if (keep) kept[0] = first;
+  let keep = slot >= 0;
+  const base = keep ? reserve(count) : 0;
+  if (keep) shapeValues[base] = first;
   createDataProperty(object, Object.prototype, first, value());
   for (let i = 1; i < count; i++) {
     const name = propertyName();
     if (keep) {
       if (nameSlot < 0) keep = false;
-      else kept[i] = name;
+      else shapeValues[base + i] = name;
     }
     createDataProperty(object, Object.prototype, name, value());
   }
-  if (keep) shapes[slot] = { names: kept, times: 1, make: null };
+  if (slot >= 0) {
+    if (keep) shapes[slot] = { propertyNames: shapeValues.slice(base, base + count), times: 1, make: null };
+    top = base;
+  }
   return object;
 }
 

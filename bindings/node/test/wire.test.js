@@ -257,3 +257,53 @@ test('objects come back whole where code may not be made from strings', () => {
     };`], { encoding: 'utf8' });
   assert.equal(out.stdout.trim(), JSON.stringify(Array.from({ length: 20 }, (_, i) => ({ a: i, b: { c: i } }))), out.stderr);
 });
+
+/** Runs `body` in a child process with `IDBFactory` and `factory` (over a fresh place) defined; its stdout, trimmed. */
+function inChild(nodeFlags, body) {
+  const { dir } = freshFactory();
+  const out = spawnSync(process.execPath, [...nodeFlags, '-e', `
+    const { IDBFactory } = require(${JSON.stringify(path.join(__dirname, '..'))});
+    const factory = new IDBFactory({ dir: ${JSON.stringify(dir)} });
+    const request = (r) => new Promise((resolve, reject) => { r.onsuccess = () => resolve(r.result); r.onerror = () => reject(r.error); });
+    (async () => { ${body} })().catch((e) => { console.error(e); process.exit(1); });`], { encoding: 'utf8' });
+  assert.equal(out.status, 0, out.stderr);
+  return out.stdout.trim();
+}
+
+test('objects read by shape keep none of their values alive once the program lets them go', () => {
+  const out = inChild(['--expose-gc'], `
+    const open = factory.open('d', 1);
+    open.onupgradeneeded = () => open.result.createObjectStore('s');
+    const db = await request(open);
+    const tx = db.transaction('s', 'readwrite');
+    for (let i = 0; i < 12; i++) tx.objectStore('s').put({ a: { n: i }, blob: new ArrayBuffer(1 << 20) }, i);
+    await new Promise((resolve) => { tx.oncomplete = resolve; });
+    const refs = [];
+    const read = async () => {
+      for (const v of await request(db.transaction('s').objectStore('s').getAll())) refs.push(new WeakRef(v.a), new WeakRef(v.blob));
+    };
+    await read();
+    for (let i = 0; i < 3; i++) {
+      await new Promise(setImmediate);
+      gc();
+    }
+    console.log(refs.length, refs.filter((r) => r.deref() !== undefined).length);`);
+  assert.equal(out, '24 0');
+});
+
+test('one function per shape, kept when an object with other names comes among its objects', () => {
+  const out = inChild([], `
+    let written = 0;
+    const OriginalFunction = Function;
+    globalThis.Function = new Proxy(OriginalFunction, { construct(target, args) { written++; return Reflect.construct(target, args); } });
+    const open = factory.open('d', 1);
+    open.onupgradeneeded = () => open.result.createObjectStore('s');
+    const db = await request(open);
+    const tx = db.transaction('s', 'readwrite');
+    for (let i = 0; i < 1000; i++) tx.objectStore('s').put(i % 9 === 8 ? { id: i, a: 1, c: 2 } : { id: i, a: 1, b: 2 }, i);
+    await new Promise((resolve) => { tx.oncomplete = resolve; });
+    const all = await request(db.transaction('s').objectStore('s').getAll());
+    const right = all.every((v, i) => JSON.stringify(v) === JSON.stringify(i % 9 === 8 ? { id: i, a: 1, c: 2 } : { id: i, a: 1, b: 2 }));
+    console.log(written, right);`);
+  assert.equal(out, '1 true');
+});
